@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The test command from README.md: set up services and the venv, then run the whole suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash .ci/setup-system.sh
+bash .ci/setup-venv.sh
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+.venv/bin/python -m pytest "$@"

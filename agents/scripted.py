@@ -1,0 +1,64 @@
+"""Scripted baselines for tests and leaderboards: an oracle, a random replier, a fixed reply."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import gymnasium as gym
+import numpy as np
+
+from rlvr.agents.policy import Completion, Conversation, SamplingParams
+
+_WORDS = ("the", "answer", "is", "maybe", "yes", "no", "x", "=", "+", "7", "42", "0", "1/2")
+
+
+class FixedPolicy:
+    """Always replies with the same text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def generate(
+        self, conversations: Sequence[Conversation], n: int = 1, sampling: SamplingParams | None = None
+    ) -> list[list[Completion]]:
+        return [[Completion(self.text) for _ in range(n)] for _ in conversations]
+
+
+class RandomPolicy:
+    """Replies with a few random words and numbers, from its own seeded generator."""
+
+    def __init__(self, seed: int = 0, max_words: int = 12) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.max_words = max_words
+
+    def generate(
+        self, conversations: Sequence[Conversation], n: int = 1, sampling: SamplingParams | None = None
+    ) -> list[list[Completion]]:
+        return [[Completion(self._reply()) for _ in range(n)] for _ in conversations]
+
+    def _reply(self) -> str:
+        length = int(self.rng.integers(1, self.max_words + 1))
+        return " ".join(self.rng.choice(_WORDS, size=length))
+
+
+class OraclePolicy:
+    """Replies with each environment's reference answer: an upper bound, and a check of the env.
+
+    It reads the gold answers, so it is for evaluation sanity checks only.
+    """
+
+    def __init__(self) -> None:
+        self.envs: list[gym.Env] = []
+
+    def attach(self, envs: Sequence[gym.Env]) -> None:
+        self.envs = list(envs)
+
+    def generate(
+        self, conversations: Sequence[Conversation], n: int = 1, sampling: SamplingParams | None = None
+    ) -> list[list[Completion]]:
+        if len(conversations) != len(self.envs):
+            raise RuntimeError(
+                f"OraclePolicy got {len(conversations)} conversations but is attached to "
+                f"{len(self.envs)} envs; call attach(envs) with the envs in conversation order"
+            )
+        return [[Completion(env.unwrapped.oracle_reply()) for _ in range(n)] for env in self.envs]

@@ -1,0 +1,52 @@
+"""Text environments with the Gymnasium API.
+
+`import rlvr.envs` (or `import rlvr`) registers every built-in environment; nothing heavy is
+imported until `gym.make` builds one.
+"""
+
+from rlvr.envs.checker import EnvCheckError, check_env
+from rlvr.envs.core import Outcome, Start, TextEnv, format_conversation
+from rlvr.envs.errors import DatasetError, EnvConfigError, EnvError, ResetNeeded
+from rlvr.envs.registration import register_builtin_envs, register_task_env, rlvr_env_ids
+from rlvr.envs.spaces import TextSpace
+from rlvr.envs.tasks import (
+    ListSource,
+    ProceduralSource,
+    Problem,
+    TaskSource,
+    load_hf_dataset,
+    load_jsonl,
+    split_of,
+)
+from rlvr.envs.verifiable import VerifiableEnv
+from rlvr.verifiers.types import Status, Task, Verdict
+
+register_builtin_envs()
+
+__all__ = [
+    "DatasetError",
+    "EnvCheckError",
+    "EnvConfigError",
+    "EnvError",
+    "ListSource",
+    "Outcome",
+    "ProceduralSource",
+    "Problem",
+    "ResetNeeded",
+    "Start",
+    "Status",
+    "Task",
+    "TaskSource",
+    "TextEnv",
+    "TextSpace",
+    "Verdict",
+    "VerifiableEnv",
+    "check_env",
+    "format_conversation",
+    "load_hf_dataset",
+    "load_jsonl",
+    "register_builtin_envs",
+    "register_task_env",
+    "rlvr_env_ids",
+    "split_of",
+]

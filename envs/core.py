@@ -1,0 +1,192 @@
+"""`TextEnv`: the Gymnasium contract for text environments.
+
+Observation: the text the agent sees now (the task prompt after `reset`, feedback after a step).
+Action: the agent's reply, a `str`. The base class owns the bookkeeping every text environment
+needs, so a subclass only says how an episode starts and how a reply is answered:
+
+- `info["messages"]`: the whole conversation as chat messages, system prompt first, so an agent
+  using a chat template needs no bookkeeping of its own;
+- `info["task_id"]`, `info["turn"]`, `info["infra_error"]`, and after a judged step
+  `info["verdict"]` (a dict: status, score, extracted, details, data) and `info["rewards"]`;
+- order checks (no `step` before `reset` or after the episode ended) and action validation.
+
+Every call returns fresh `info` objects (Gymnasium's checker verifies this) and never timings,
+so seeded episodes compare equal.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import gymnasium as gym
+
+from rlvr.envs.errors import EnvConfigError, ResetNeeded
+from rlvr.envs.spaces import TextSpace
+from rlvr.verifiers.types import Verdict
+
+Message = dict[str, Any]
+
+
+@dataclass
+class Start:
+    """How an episode begins: the first user message and what goes into `info`."""
+
+    prompt: str
+    task_id: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    """How the environment answers one reply.
+
+    `reward` is the total of `rewards` when several named terms exist. When `infra_error` is set
+    the reply could not be judged; the reward is then 0.0 only because Gymnasium needs a number,
+    and trainers must drop the sample (`info["infra_error"]` is True).
+    """
+
+    feedback: str
+    reward: float
+    terminated: bool
+    verdict: Verdict | None = None
+    rewards: dict[str, float] | None = None
+    infra_error: bool = False
+    role: str = "user"
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class TextEnv(gym.Env[str, str]):
+    """Base class of every rlvr text environment. Subclasses implement `_start` and `_answer`.
+
+    Arguments:
+        system_prompt: first message of `info["messages"]`, or None for no system message.
+        render_mode: "ansi" (render returns the conversation as text) or "human" (prints it).
+        max_text_length: longest observation/action accepted by the spaces, in characters.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(
+        self,
+        *,
+        system_prompt: str | None = None,
+        render_mode: str | None = None,
+        max_text_length: int = 1 << 16,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise EnvConfigError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, "
+                f"got {render_mode!r}"
+            )
+        self.system_prompt = system_prompt
+        self.render_mode = render_mode
+        self.observation_space = TextSpace(max_text_length)
+        self.action_space = TextSpace(max_text_length)
+        self._messages: list[Message] = []
+        self._task_id: str | None = None
+        self._turn = 0
+        self._done = True
+        self._started = False
+
+    # --- what subclasses implement -------------------------------------------------------------
+
+    def _start(self, options: dict[str, Any]) -> Start:
+        """Begin an episode (choose the task with `self.np_random` or from `options`)."""
+        raise NotImplementedError
+
+    def _answer(self, reply: str) -> Outcome:
+        """Judge or answer the agent's reply."""
+        raise NotImplementedError
+
+    def oracle_reply(self) -> str:
+        """A reply that earns full reward from the current state (used by `check_env` and the
+        oracle baseline). Reads the gold answer: never give its output to a policy in training."""
+        raise NotImplementedError(f"{type(self).__name__} has no oracle")
+
+    # --- the Gymnasium API ----------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+        start = self._start(dict(options or {}))
+        self._messages = []
+        if self.system_prompt is not None:
+            self._messages.append({"role": "system", "content": self.system_prompt})
+        self._messages.append({"role": "user", "content": start.prompt})
+        self._task_id = start.task_id
+        self._turn = 0
+        self._done = False
+        self._started = True
+        info = self._info(infra_error=False)
+        info.update(copy.deepcopy(start.info))
+        if self.render_mode == "human":
+            self.render()
+        return start.prompt, info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if not self._started:
+            raise ResetNeeded("call env.reset() before env.step()")
+        if self._done:
+            raise ResetNeeded("the episode has ended; call env.reset() to start a new one")
+        if not isinstance(action, str):
+            raise TypeError(
+                f"the action must be the reply as a str, got {type(action).__name__}; "
+                "decode token ids with your tokenizer first"
+            )
+        outcome = self._answer(action)
+        self._messages.append({"role": "assistant", "content": action})
+        self._turn += 1
+        self._done = outcome.terminated
+        if not outcome.terminated:
+            self._messages.append({"role": outcome.role, "content": outcome.feedback})
+        info = self._info(infra_error=outcome.infra_error)
+        if outcome.verdict is not None:
+            info["verdict"] = outcome.verdict.to_dict()
+        rewards = outcome.rewards if outcome.rewards is not None else {"total": outcome.reward}
+        info["rewards"] = {name: float(value) for name, value in rewards.items()}
+        info.update(copy.deepcopy(outcome.info))
+        if self.render_mode == "human":
+            self.render()
+        return outcome.feedback, float(outcome.reward), outcome.terminated, False, info
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
+            return None
+        text = format_conversation(self._messages)
+        if self.render_mode == "human":
+            print(text, flush=True)
+            return None
+        return text
+
+    # --- helpers ---------------------------------------------------------------------------------
+
+    @property
+    def messages(self) -> list[Message]:
+        """A copy of the conversation so far."""
+        return copy.deepcopy(self._messages)
+
+    @property
+    def turn(self) -> int:
+        return self._turn
+
+    def _info(self, *, infra_error: bool) -> dict[str, Any]:
+        return {
+            "task_id": self._task_id,
+            "messages": copy.deepcopy(self._messages),
+            "turn": self._turn,
+            "infra_error": bool(infra_error),
+        }
+
+
+def format_conversation(messages: list[Message]) -> str:
+    """The conversation as plain text, one block per message (for render and the terminal)."""
+    blocks = []
+    for message in messages:
+        blocks.append(f"[{message['role']}]\n{message['content']}")
+    return "\n\n".join(blocks)

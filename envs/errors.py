@@ -1,0 +1,17 @@
+"""Exceptions of `rlvr.envs`. A wrong reply is never an exception: it scores 0."""
+
+
+class EnvError(Exception):
+    """Base class of every exception raised by `rlvr.envs`."""
+
+
+class ResetNeeded(EnvError, RuntimeError):
+    """`step()` was called before `reset()` or after the episode ended."""
+
+
+class DatasetError(EnvError, ValueError):
+    """A dataset file or dataset row cannot be turned into tasks (the message says where and why)."""
+
+
+class EnvConfigError(EnvError, ValueError):
+    """An environment was configured with arguments that cannot work."""

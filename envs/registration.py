@@ -1,0 +1,79 @@
+"""Registering environments with Gymnasium's registry.
+
+Built-in environments are listed in `BUILTIN_ENVS` with string entry points, so registering them
+imports nothing: an env's module (and its dependencies) load only when `gym.make` is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+
+from rlvr.envs.tasks import TaskSource
+from rlvr.verifiers.types import Task
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    id: str
+    entry_point: str
+    max_episode_steps: int | None = None
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+
+BUILTIN_ENVS: tuple[EnvEntry, ...] = (
+)
+
+
+def register_builtin_envs() -> None:
+    """Register every built-in env (idempotent: ids already registered are left alone)."""
+    for entry in BUILTIN_ENVS:
+        if entry.id not in gym.registry:
+            gym.register(
+                id=entry.id,
+                entry_point=entry.entry_point,
+                max_episode_steps=entry.max_episode_steps,
+                kwargs=dict(entry.kwargs),
+            )
+
+
+def rlvr_env_ids() -> list[str]:
+    """Ids of the built-in environments, in registration order."""
+    return [entry.id for entry in BUILTIN_ENVS]
+
+
+def register_task_env(
+    id: str,
+    tasks: TaskSource | Iterable[Task | Mapping[str, Any]],
+    verify: Any,
+    *,
+    system_prompt: str | None = None,
+    prompt_template: str = "{prompt}",
+    format_weight: float = 0.0,
+    override: bool = False,
+) -> None:
+    """Register a single-turn env built from tasks and a verifier, in one call.
+
+    `verify` is a `Verifier` or a plain function `fn(reply, task) -> bool | float | Verdict`.
+    Afterwards `gym.make(id)` works like for any built-in env. Ids follow Gymnasium's
+    `[namespace/]Name-vN`: bump N whenever the tasks or the reward change.
+    """
+    from rlvr.envs.tasks import as_source
+
+    if id in gym.registry and not override:
+        raise ValueError(f"{id!r} is already registered; pick a new version or pass override=True")
+    source = as_source(tasks)  # validates the tasks now rather than at make()
+    gym.register(
+        id=id,
+        entry_point="rlvr.envs.verifiable:VerifiableEnv",
+        kwargs={
+            "tasks": source,
+            "verifier": verify,
+            "system_prompt": system_prompt,
+            "prompt_template": prompt_template,
+            "format_weight": format_weight,
+        },
+    )

@@ -1,0 +1,348 @@
+"""Task sources: where an environment's problems come from.
+
+A task source is anything with `len(source)` and `source[i] -> Task`; item `i` must be the same
+every time it is asked for. Three kinds ship here:
+
+- `ProceduralSource`: problems generated from a seed, item `i` regenerable alone, with difficulty
+  levels and train/test splits that are disjoint by construction (a problem's split is decided by
+  a hash of its prompt, so the same problem can never land in both).
+- `load_jsonl(path, fields=...)`: one JSON object per line, with a field mapping.
+- `load_hf_dataset(name_or_path, split=..., revision=..., fields=...)`: HuggingFace `datasets`
+  (hub name, a folder saved with `save_to_disk`, or a local data file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from rlvr.envs.errors import DatasetError
+from rlvr.verifiers.types import Task, TaskFormatError
+
+SPLITS = ("train", "test")
+
+
+@runtime_checkable
+class TaskSource(Protocol):
+    """A finite, indexable, reproducible collection of tasks."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, index: int) -> Task: ...
+
+
+class ListSource:
+    """Tasks held in memory (from a list of `Task`s or of dicts with `prompt` and `answer`)."""
+
+    def __init__(self, tasks: Iterable[Task | Mapping[str, Any]], name: str = "list"):
+        self.name = name
+        self.tasks: list[Task] = []
+        for position, item in enumerate(tasks):
+            try:
+                task = item if isinstance(item, Task) else Task.from_dict(item)
+            except TaskFormatError as exc:
+                raise DatasetError(f"{name}: item {position}: {exc}") from None
+            self.tasks.append(task)
+        if not self.tasks:
+            raise DatasetError(f"{name}: no tasks; a task source needs at least one task")
+        _check_unique_ids(self.tasks, name)
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def __getitem__(self, index: int) -> Task:
+        return self.tasks[_check_index(index, len(self.tasks))]
+
+    def __repr__(self) -> str:
+        return f"ListSource({self.name!r}, {len(self)} tasks)"
+
+
+def as_source(tasks: TaskSource | Iterable[Task | Mapping[str, Any]]) -> TaskSource:
+    """Accept a task source, or any iterable of tasks/dicts (wrapped in a `ListSource`)."""
+    if isinstance(tasks, TaskSource) and not isinstance(tasks, (list, tuple)):
+        return tasks
+    if isinstance(tasks, (str, bytes, Path)):
+        raise DatasetError(
+            f"tasks={tasks!r} is a path, not tasks; load it first with rlvr.envs.load_jsonl(path)"
+        )
+    return ListSource(tasks)
+
+
+def _check_index(index: int, size: int) -> int:
+    if not isinstance(index, (int, np.integer)) or isinstance(index, bool):
+        raise TypeError(f"task index must be an int, got {type(index).__name__}")
+    if not 0 <= index < size:
+        raise IndexError(f"task index {index} is out of range for {size} tasks")
+    return int(index)
+
+
+def _check_unique_ids(tasks: Sequence[Task], name: str) -> None:
+    seen: dict[str, int] = {}
+    for position, task in enumerate(tasks):
+        if task.id in seen:
+            raise DatasetError(
+                f"{name}: task id {task.id!r} appears at items {seen[task.id]} and {position}; "
+                "ids must be unique (drop the id field to derive ids from content)"
+            )
+        seen[task.id] = position
+
+
+# --- files and datasets --------------------------------------------------------------------------
+
+FieldMap = Mapping[str, str]
+"""Maps our task fields (`prompt`, `answer`, optional `id`) to the dataset's column names."""
+
+RowTransform = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+
+
+def _row_to_task(
+    row: Mapping[str, Any],
+    *,
+    fields: FieldMap,
+    answer_parser: Callable[[Any], Any] | None,
+    metadata: Mapping[str, Any],
+    where: str,
+) -> Task:
+    if not isinstance(row, Mapping):
+        raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
+    values: dict[str, Any] = {}
+    for ours in ("prompt", "answer", "id"):
+        theirs = fields.get(ours, ours)
+        if theirs in row and row[theirs] is not None:
+            values[ours] = row[theirs]
+        elif ours != "id":
+            raise DatasetError(
+                f"{where}: no field {theirs!r} for the task's {ours} (fields here: "
+                f"{sorted(row)}); pass fields={{'{ours}': '<column name>'}}"
+            )
+    if not isinstance(values["prompt"], str):
+        raise DatasetError(f"{where}: the prompt field must be text, got {values['prompt']!r:.80}")
+    if answer_parser is not None:
+        try:
+            values["answer"] = answer_parser(values["answer"])
+        except (ValueError, TypeError) as exc:
+            raise DatasetError(f"{where}: cannot read the answer: {exc}") from None
+    used = {fields.get(key, key) for key in ("prompt", "answer", "id")}
+    extra = {key: value for key, value in row.items() if key not in used and _is_plain(value)}
+    values["metadata"] = {**extra, **metadata}
+    try:
+        return Task.from_dict(values)
+    except TaskFormatError as exc:
+        raise DatasetError(f"{where}: {exc}") from None
+
+
+def _is_plain(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) or value is None
+
+
+def load_jsonl(
+    path: str | os.PathLike[str],
+    *,
+    fields: FieldMap | None = None,
+    answer_parser: Callable[[Any], Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    limit: int | None = None,
+) -> ListSource:
+    """Load tasks from a JSON-lines file, one object per line (blank lines are ignored).
+
+    `fields` maps our names to yours, e.g. `{"prompt": "question", "answer": "solution"}`;
+    `answer_parser` turns the raw answer field into the gold (e.g. GSM8K's `#### 42`). Other plain
+    columns go into each task's metadata. Any bad line raises `DatasetError` naming the line.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise DatasetError(f"{file}: no such file; pass the path of a .jsonl file")
+    meta = {"source": str(file), **(metadata or {})}
+    tasks = []
+    with file.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{file}:{number}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(
+                    f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "
+                    "one JSON object"
+                ) from None
+            tasks.append(
+                _row_to_task(
+                    row, fields=fields or {}, answer_parser=answer_parser, metadata=meta,
+                    where=where,
+                )
+            )
+            if limit is not None and len(tasks) >= limit:
+                break
+    return ListSource(tasks, name=str(file))
+
+
+def load_hf_dataset(
+    name_or_path: str | os.PathLike[str],
+    *,
+    split: str = "train",
+    subset: str | None = None,
+    revision: str | None = None,
+    fields: FieldMap | None = None,
+    answer_parser: Callable[[Any], Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    limit: int | None = None,
+) -> ListSource:
+    """Load tasks with HuggingFace `datasets` (needs the `datasets` extra).
+
+    `name_or_path` is a hub dataset name (`"openai/gsm8k"`, with `subset="main"`), a folder
+    written by `Dataset.save_to_disk`, or a local `.jsonl`/`.json`/`.csv`/`.parquet` file. Pin
+    `revision` for reproducible hub loads.
+    """
+    try:
+        import datasets
+    except ImportError:
+        raise ImportError(
+            "load_hf_dataset needs HuggingFace datasets: pip install 'rlvr-gym[datasets]'"
+        ) from None
+    dataset = _open_hf_dataset(datasets, str(name_or_path), split, subset, revision)
+    label = f"{name_or_path}[{split}]"
+    meta = {"source": str(name_or_path), "split": split, **(metadata or {})}
+    if revision:
+        meta["revision"] = revision
+    tasks = []
+    for position, row in enumerate(dataset):
+        if limit is not None and position >= limit:
+            break
+        tasks.append(
+            _row_to_task(
+                row, fields=fields or {}, answer_parser=answer_parser, metadata=meta,
+                where=f"{label} row {position}",
+            )
+        )
+    return ListSource(tasks, name=label)
+
+
+_DATA_FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+
+
+def _open_hf_dataset(datasets: Any, name: str, split: str, subset: str | None, revision: str | None):
+    path = Path(name)
+    if path.is_dir() and (path / "dataset_info.json").exists() or (path / "dataset_dict.json").exists():
+        loaded = datasets.load_from_disk(str(path))
+        if isinstance(loaded, datasets.DatasetDict):
+            if split not in loaded:
+                raise DatasetError(f"{name}: no split {split!r}; it has {sorted(loaded)}")
+            return loaded[split]
+        return loaded
+    if path.is_file():
+        builder = _DATA_FILE_BUILDERS.get(path.suffix)
+        if builder is None:
+            raise DatasetError(f"{name}: unknown data file type; use one of {sorted(_DATA_FILE_BUILDERS)}")
+        return datasets.load_dataset(builder, data_files={split: str(path)}, split=split)
+    try:
+        return datasets.load_dataset(name, subset, split=split, revision=revision)
+    except (FileNotFoundError, ValueError) as exc:
+        raise DatasetError(f"cannot load dataset {name!r} split {split!r}: {exc}") from None
+
+
+# --- procedural generation ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a generator returns: a prompt, its exact gold answer, and facts for the metadata."""
+
+    prompt: str
+    answer: Any
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+Generator = Callable[[np.random.Generator, int], Problem]
+"""`generate(rng, difficulty) -> Problem`: all randomness must come from `rng`."""
+
+
+def split_of(prompt: str, test_fraction: float) -> str:
+    """The split a problem belongs to, decided by a hash of its prompt (stable across runs)."""
+    digest = hashlib.blake2b(prompt.encode("utf-8"), digest_size=8).digest()
+    bucket = int.from_bytes(digest, "little") % 1_000_000
+    return "test" if bucket < test_fraction * 1_000_000 else "train"
+
+
+class ProceduralSource:
+    """Tasks generated on demand: item `i` depends only on (seed, split, difficulty, i).
+
+    Candidates are drawn from `np.random.default_rng([seed, difficulty, i, attempt])` until one
+    whose prompt hashes into the requested split turns up, so train and test never share a
+    problem. `difficulty` may be a list, then each item draws its level from the list.
+    """
+
+    MAX_ATTEMPTS = 10_000
+
+    def __init__(
+        self,
+        generate: Generator,
+        *,
+        name: str,
+        split: str = "train",
+        difficulty: int | Sequence[int] = 1,
+        seed: int = 0,
+        size: int = 1_000_000,
+        test_fraction: float = 0.1,
+    ) -> None:
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+        if not 0.0 < test_fraction < 1.0:
+            raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+        if not isinstance(size, int) or size < 1:
+            raise ValueError(f"size must be a positive int, got {size!r}")
+        if not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        levels = [difficulty] if isinstance(difficulty, int) else list(difficulty)
+        if not levels or any(not isinstance(level, int) or level < 1 for level in levels):
+            raise ValueError(f"difficulty must be a positive int or a list of them, got {difficulty!r}")
+        self.generate = generate
+        self.name = name
+        self.split = split
+        self.levels = levels
+        self.seed = seed
+        self.size = size
+        self.test_fraction = test_fraction
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, index: int) -> Task:
+        index = _check_index(index, self.size)
+        for attempt in range(self.MAX_ATTEMPTS):
+            rng = np.random.default_rng([self.seed, _SPLIT_SALT, index, attempt])
+            level = self.levels[int(rng.integers(len(self.levels)))]
+            problem = self.generate(rng, level)
+            if split_of(problem.prompt, self.test_fraction) == self.split:
+                return Task(
+                    id=f"{self.name}/{self.split}/s{self.seed}/d{level}/{index}",
+                    prompt=problem.prompt,
+                    answer=problem.answer,
+                    metadata={
+                        **problem.metadata,
+                        "difficulty": level,
+                        "split": self.split,
+                        "source": self.name,
+                    },
+                )
+        raise DatasetError(
+            f"{self.name}: no problem for split {self.split!r} in {self.MAX_ATTEMPTS} draws; the "
+            "problem space at this difficulty is too small for a held-out split"
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"ProceduralSource({self.name!r}, split={self.split!r}, difficulty={self.levels}, "
+            f"seed={self.seed}, size={self.size})"
+        )
+
+
+# Keeps the rng stream of procedural items distinct from other uses of the same small integers.
+_SPLIT_SALT = 0x5EED

@@ -1,0 +1,161 @@
+"""`VerifiableEnv`: a single-turn environment made of a task source and a verifier.
+
+Most verifiable tasks need nothing more: the agent gets a prompt, replies once, and the verifier's
+score is the reward. Family envs (`rlvr/Math-v0`, ...) subclass it to add their own task
+generators, prompt wording and reference replies; users build one from a list of tasks and a
+function with `rlvr.envs.register_task_env`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from rlvr.envs.core import Outcome, Start, TextEnv
+from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.tasks import TaskSource, as_source
+from rlvr.verifiers.function import FunctionVerifier
+from rlvr.verifiers.types import Status, Task, TaskFormatError, Verdict, Verifier
+
+logger = logging.getLogger(__name__)
+
+RESET_OPTIONS = ("task", "task_index")
+
+
+class VerifiableEnv(TextEnv):
+    """A prompt, one reply, a verdict.
+
+    ## Description
+    Each episode poses one task from `tasks`; the agent's reply is judged by `verifier`.
+
+    ## Action Space
+    `TextSpace`: the reply as a `str`.
+
+    ## Observation Space
+    `TextSpace`: the prompt after `reset`; a one-line verdict after `step`.
+
+    ## Rewards
+    The verifier's score in [0, 1]. With `format_weight > 0` a second named term rewards a reply
+    whose answer could be read at all: reward = (1 - w) * correctness + w * format.
+    `info["rewards"]` holds the terms.
+
+    ## Starting State
+    A task drawn uniformly with `self.np_random`, or pinned with `options={"task": {...}}` or
+    `options={"task_index": i}`.
+
+    ## Episode End
+    Terminates after the first reply.
+
+    ## Arguments
+    `tasks` (a task source or a list of tasks/dicts), `verifier` (a `Verifier`, or a function
+    `fn(reply, task) -> bool | float | Verdict`), `system_prompt`, `prompt_template` (a format
+    string with `{prompt}`), `format_weight` (default 0.0).
+    """
+
+    def __init__(
+        self,
+        tasks: TaskSource | Iterable[Task | Mapping[str, Any]],
+        verifier: Verifier | Any,
+        *,
+        system_prompt: str | None = None,
+        prompt_template: str = "{prompt}",
+        format_weight: float = 0.0,
+        render_mode: str | None = None,
+        max_text_length: int = 1 << 16,
+    ) -> None:
+        super().__init__(
+            system_prompt=system_prompt, render_mode=render_mode, max_text_length=max_text_length
+        )
+        self.tasks = as_source(tasks)
+        self.verifier = verifier if hasattr(verifier, "verify") else FunctionVerifier(verifier)
+        if "{prompt}" not in prompt_template:
+            raise EnvConfigError(
+                f"prompt_template must contain '{{prompt}}', got {prompt_template!r}"
+            )
+        if not 0.0 <= format_weight < 1.0:
+            raise EnvConfigError(f"format_weight must be in [0, 1), got {format_weight!r}")
+        self.prompt_template = prompt_template
+        self.format_weight = float(format_weight)
+        self.task: Task | None = None
+
+    # --- episode ---------------------------------------------------------------------------------
+
+    def _start(self, options: dict[str, Any]) -> Start:
+        self.task = self.choose_task(options)
+        return Start(prompt=self.render_prompt(self.task), task_id=self.task.id)
+
+    def choose_task(self, options: dict[str, Any]) -> Task:
+        unknown = set(options) - set(RESET_OPTIONS)
+        if unknown:
+            raise EnvConfigError(
+                f"unknown reset options {sorted(unknown)}; this env accepts {list(RESET_OPTIONS)}"
+            )
+        if "task" in options and "task_index" in options:
+            raise EnvConfigError("pass either options['task'] or options['task_index'], not both")
+        if "task" in options:
+            return self.coerce_task(options["task"])
+        if "task_index" in options:
+            return self.tasks[options["task_index"]]
+        return self.tasks[int(self.np_random.integers(len(self.tasks)))]
+
+    def coerce_task(self, task: Task | Mapping[str, Any]) -> Task:
+        """Turn `options["task"]` into a `Task` (subclasses may fill defaults for their family)."""
+        if isinstance(task, Task):
+            return task
+        try:
+            return Task.from_dict(task)
+        except TaskFormatError as exc:
+            raise EnvConfigError(f"options['task']: {exc}") from None
+
+    def render_prompt(self, task: Task) -> str:
+        return self.prompt_template.format(prompt=task.prompt)
+
+    def _answer(self, reply: str) -> Outcome:
+        assert self.task is not None  # _start ran: TextEnv.step checks the order
+        verdict = self.judge(reply, self.task)
+        correctness = verdict.score if verdict.score is not None else 0.0
+        rewards = {"correctness": correctness}
+        reward = correctness
+        if self.format_weight > 0:
+            readable = verdict.status in (Status.CORRECT, Status.INCORRECT)
+            rewards["format"] = 1.0 if readable else 0.0
+            reward = (1 - self.format_weight) * correctness + self.format_weight * rewards["format"]
+        return Outcome(
+            feedback=self.feedback(verdict),
+            reward=reward,
+            terminated=True,
+            verdict=verdict,
+            rewards=rewards,
+            infra_error=verdict.infra_error,
+        )
+
+    def judge(self, reply: str, task: Task) -> Verdict:
+        """Run the verifier; a verifier that raises is an infrastructure error, never a 0."""
+        try:
+            verdict = self.verifier.verify(reply, task)
+        except Exception as exc:
+            logger.exception("verifier %r raised on task %s", self.verifier, task.id)
+            return Verdict.error(f"verifier raised {type(exc).__name__}: {exc}")
+        if not isinstance(verdict, Verdict):
+            return Verdict.error(f"verifier returned {type(verdict).__name__}, not a Verdict")
+        return verdict
+
+    def feedback(self, verdict: Verdict) -> str:
+        """The text the agent sees after a judged reply (never reveals the gold answer)."""
+        headline = {
+            Status.CORRECT: "Correct.",
+            Status.INCORRECT: "Incorrect.",
+            Status.UNPARSABLE: "No answer could be read from the reply.",
+            Status.ERROR: "The reply could not be judged (infrastructure error).",
+        }[verdict.status]
+        return f"{headline} {verdict.details}".strip()
+
+    def reference_reply(self, task: Task) -> str:
+        """A reply that the verifier accepts for `task` (subclasses format it their way)."""
+        return str(task.answer)
+
+    def oracle_reply(self) -> str:
+        if self.task is None:
+            raise RuntimeError("call reset() before oracle_reply()")
+        return self.reference_reply(self.task)

@@ -1,0 +1,1 @@
+"""Leaderboards: benchmark agents on pinned suites, store and publish results."""

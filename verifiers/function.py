@@ -1,0 +1,54 @@
+"""Turn a plain Python function into a `Verifier`, for users who bring their own check."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from typing import Union
+
+from rlvr.verifiers.types import Task, Verdict
+
+logger = logging.getLogger(__name__)
+
+VerifyResult = Union[Verdict, bool, float, int]
+VerifyFunction = Callable[[str, Task], VerifyResult]
+
+
+class FunctionVerifier:
+    """Adapts `fn(response, task) -> Verdict | bool | float` to the `Verifier` protocol.
+
+    A bool or number becomes a verdict (1.0 is correct, anything lower incorrect with that score).
+    If `fn` raises, or returns something else, the reply is not judged: the verdict has status
+    `error` (an infrastructure error, so trainers drop the sample) and the traceback is logged.
+    """
+
+    def __init__(self, fn: VerifyFunction, name: str | None = None) -> None:
+        if not callable(fn):
+            raise TypeError(f"verify must be callable as fn(response, task), got {fn!r}")
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", "verify")
+
+    def verify(self, response: str, task: Task) -> Verdict:
+        try:
+            result = self.fn(response, task)
+        except Exception as exc:
+            logger.exception("verifier %s raised on task %s", self.name, task.id)
+            return Verdict.error(f"verifier {self.name!r} raised {type(exc).__name__}: {exc}")
+        return _as_verdict(result, self.name)
+
+    def __repr__(self) -> str:
+        return f"FunctionVerifier({self.name})"
+
+
+def _as_verdict(result: object, name: str) -> Verdict:
+    if isinstance(result, Verdict):
+        return result
+    if isinstance(result, bool):
+        return Verdict.correct() if result else Verdict.incorrect()
+    if isinstance(result, (int, float)) and math.isfinite(result) and 0.0 <= result <= 1.0:
+        score = float(result)
+        return Verdict.correct() if score == 1.0 else Verdict.incorrect(score=score)
+    return Verdict.error(
+        f"verifier {name!r} returned {result!r}; return a bool, a float in [0, 1] or a Verdict"
+    )
