@@ -1,0 +1,24 @@
+"""Shared test helpers.
+
+Tests that need a service (Docker engine, PostgreSQL, Chromium, bubblewrap) call
+`require_service(...)`: locally a missing service skips the test with the reason; in CI
+(`CI=true`) it fails it, because CI installs every service and a skip there would hide a breakage.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def require_service(name: str, available: bool, why: str = "") -> None:
+    """Skip (locally) or fail (in CI) the calling test when `name` is not available."""
+    if available:
+        return
+    message = f"{name} is not available{': ' + why if why else ''}"
+    if IN_CI:
+        pytest.fail(f"{message} (CI=true: .ci/setup-system.sh should have provided it)")
+    pytest.skip(message)
