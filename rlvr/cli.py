@@ -1,0 +1,51 @@
+"""The `rlvr` command line. Each family adds its subcommands from its own module.
+
+A module listed in `COMMAND_MODULES` defines `add_commands(subparsers)`, registering argparse
+subparsers whose `func(args) -> int` runs the command. Modules import heavy dependencies inside
+their command functions, so `rlvr --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+COMMAND_MODULES = (
+    "rlvr.envs.cli",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rlvr", description="rlvr-gym: environments, verifiers and learners for RLVR"
+    )
+    parser.add_argument("--version", action="version", version=_version())
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).add_commands(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "func", None) is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _version() -> str:
+    from rlvr import __version__
+
+    return f"rlvr-gym {__version__}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
