@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 import gymnasium as gym
 import numpy as np
-
 from rlvr.agents.policy import Completion, Conversation, SamplingParams
 
 _WORDS = ("the", "answer", "is", "maybe", "yes", "no", "x", "=", "+", "7", "42", "0", "1/2")
@@ -19,7 +18,10 @@ class FixedPolicy:
         self.text = text
 
     def generate(
-        self, conversations: Sequence[Conversation], n: int = 1, sampling: SamplingParams | None = None
+        self,
+        conversations: Sequence[Conversation],
+        n: int = 1,
+        sampling: SamplingParams | None = None,
     ) -> list[list[Completion]]:
         return [[Completion(self.text) for _ in range(n)] for _ in conversations]
 
@@ -32,7 +34,10 @@ class RandomPolicy:
         self.max_words = max_words
 
     def generate(
-        self, conversations: Sequence[Conversation], n: int = 1, sampling: SamplingParams | None = None
+        self,
+        conversations: Sequence[Conversation],
+        n: int = 1,
+        sampling: SamplingParams | None = None,
     ) -> list[list[Completion]]:
         return [[Completion(self._reply()) for _ in range(n)] for _ in conversations]
 
@@ -54,7 +59,10 @@ class OraclePolicy:
         self.envs = list(envs)
 
     def generate(
-        self, conversations: Sequence[Conversation], n: int = 1, sampling: SamplingParams | None = None
+        self,
+        conversations: Sequence[Conversation],
+        n: int = 1,
+        sampling: SamplingParams | None = None,
     ) -> list[list[Completion]]:
         if len(conversations) != len(self.envs):
             raise RuntimeError(

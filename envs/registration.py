@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
-
 from rlvr.envs.tasks import TaskSource
 from rlvr.verifiers.types import Task
 
@@ -24,8 +23,7 @@ class EnvEntry:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
 
-BUILTIN_ENVS: tuple[EnvEntry, ...] = (
-)
+BUILTIN_ENVS: tuple[EnvEntry, ...] = ()
 
 
 def register_builtin_envs() -> None:
@@ -38,6 +36,14 @@ def register_builtin_envs() -> None:
                 max_episode_steps=entry.max_episode_steps,
                 kwargs=dict(entry.kwargs),
             )
+
+
+_USER_ENV_IDS: list[str] = []
+
+
+def user_env_ids() -> list[str]:
+    """Ids registered in this process with `register_task_env`."""
+    return list(_USER_ENV_IDS)
 
 
 def rlvr_env_ids() -> list[str]:
@@ -77,3 +83,5 @@ def register_task_env(
             "format_weight": format_weight,
         },
     )
+    if id not in _USER_ENV_IDS:
+        _USER_ENV_IDS.append(id)

@@ -23,8 +23,12 @@ from gymnasium.vector.utils import (
 
 # Characters used by `sample()`: printable ASCII plus a few non-ASCII letters, enough to exercise
 # parsers with junk without producing unreadable test output.
-_SAMPLE_ALPHABET = np.array(list(" \n!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                  "[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~éß中π"))
+_SAMPLE_ALPHABET = np.array(
+    list(
+        " \n!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+        "[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~éß中π"
+    )
+)
 
 
 class TextSpace(Space[str]):
