@@ -124,7 +124,7 @@ def check_same_seed_same_episode(env: gym.Env, seed: int, max_turns: int) -> Non
     runs = []
     for _ in range(2):
         replies = iter(junk)
-        runs.append(_play(env, seed, lambda _env: next(replies), max_turns))
+        runs.append(_play(env, seed, lambda _env, replies=replies: next(replies), max_turns))
     if not data_equivalence(runs[0], runs[1], exact=True):
         raise AssertionError("two episodes with the same seed and random replies differ")
 

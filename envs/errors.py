@@ -10,7 +10,7 @@ class ResetNeeded(EnvError, RuntimeError):
 
 
 class DatasetError(EnvError, ValueError):
-    """A dataset file or dataset row cannot be turned into tasks (the message says where and why)."""
+    """A dataset file or row cannot be turned into tasks (the message says where and why)."""
 
 
 class EnvConfigError(EnvError, ValueError):

@@ -230,6 +230,7 @@ def load_hf_dataset(
     return ListSource(tasks, name=label)
 
 
+_SAVED_DATASET_MARKERS = ("dataset_info.json", "dataset_dict.json", "state.json")
 _DATA_FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 
 
@@ -237,9 +238,7 @@ def _open_hf_dataset(
     datasets: Any, name: str, split: str, subset: str | None, revision: str | None
 ):
     path = Path(name)
-    if (path.is_dir() and (path / "dataset_info.json").exists()) or (
-        path / "dataset_dict.json"
-    ).exists():
+    if path.is_dir() and any((path / marker).exists() for marker in _SAVED_DATASET_MARKERS):
         loaded = datasets.load_from_disk(str(path))
         if isinstance(loaded, datasets.DatasetDict):
             if split not in loaded:
