@@ -1,4 +1,5 @@
-"""`rlvr eval ENV_ID --agent SPEC`: evaluate an agent on an environment."""
+"""`rlvr eval ENV_ID --agent SPEC` (evaluate an agent), `rlvr train` (GRPO/PPO on envs) and
+`rlvr tiny` (build a tiny warm-started model offline)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ def add_commands(subparsers: Any) -> None:
     evaluate.add_argument("--traces", help="write every episode as JSON lines to this file")
     evaluate.add_argument("--no-progress", action="store_true")
     evaluate.set_defaults(func=run_eval)
+    _add_train(subparsers)
+    _add_tiny(subparsers)
 
 
 def _agent_help() -> str:
@@ -55,4 +58,151 @@ def run_eval(args: argparse.Namespace) -> int:
     print(f"mean turns     {summary['mean_turns']:.2f}")
     if args.samples > 1:
         print(f"pass@{args.samples}        {report.pass_at_k(args.samples):.4f}")
+    return 0
+
+
+def _add_train(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "train",
+        help="train a model with GRPO or PPO on one or more environments",
+        description="Train a transformers model with GRPO or PPO (needs the agents extra).",
+    )
+    add = parser.add_argument
+    add("--env", action="append", required=True, metavar="ID[=WEIGHT]", help="repeat to mix envs")
+    add("--kwargs", type=json.loads, default={}, help="env kwargs as JSON (every env)")
+    add("--heldout-kwargs", type=json.loads, default=None, help="held-out env kwargs as JSON")
+    add("--model", required=True, help="model folder or hub id")
+    add("--algo", choices=("grpo", "ppo"), default="grpo")
+    add("--out", default="runs/train", help="output folder")
+    add("--steps", type=int, default=100)
+    add("--prompts", type=int, default=8, help="tasks per step")
+    add("--group-size", type=int, default=8, help="episodes per task")
+    add("--max-new-tokens", type=int, default=64)
+    add("--max-turns", type=int, default=None)
+    add("--temperature", type=float, default=1.0)
+    add("--lr", type=float, default=1e-6)
+    add("--loss-type", choices=("grpo", "dapo", "dr_grpo"), default="dapo")
+    add("--clip-low", type=float, default=0.2)
+    add("--clip-high", type=float, default=0.2)
+    add("--beta", type=float, default=0.0, help="GRPO KL weight")
+    add("--mu", type=int, default=1, help="GRPO passes per batch")
+    add("--mask-truncated", action="store_true")
+    add("--micro-batch", type=int, default=None)
+    add("--value-model", choices=("head", "critic"), default="head")
+    add("--kl-coef", type=float, default=0.0, help="PPO per-token KL penalty")
+    add("--epochs", type=int, default=2, help="PPO passes per batch")
+    add("--eval-every", type=int, default=10)
+    add("--eval-episodes", type=int, default=100)
+    add("--save-every", type=int, default=0)
+    add("--time-budget", type=float, default=None, help="seconds of training")
+    add("--seed", type=int, default=0)
+    add("--threads", type=int, default=None, help="torch threads")
+    add("--device", default="cpu")
+    add("--dtype", default=None, choices=("float32", "bfloat16", "float16"))
+    add("--lora-r", type=int, default=None, help="train LoRA adapters of this rank")
+    add("--resume", action="store_true", help="continue from the latest checkpoint in --out")
+    add("--no-tensorboard", action="store_true")
+    add("--no-progress", action="store_true")
+    parser.set_defaults(func=run_train)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from rlvr.agents.hf import LoraSettings
+    from rlvr.agents.learners.grpo import GRPOConfig
+    from rlvr.agents.learners.ppo import PPOConfig
+    from rlvr.agents.rollouts import EnvSpec
+    from rlvr.agents.train import TrainConfig, train
+
+    import rlvr  # noqa: F401  (registers the environments)
+
+    envs = []
+    for text in args.env:
+        spec = EnvSpec.parse(text, args.kwargs)
+        if args.heldout_kwargs is not None:
+            spec = EnvSpec(spec.id, spec.weight, spec.kwargs, args.heldout_kwargs)
+        envs.append(spec)
+    config = TrainConfig(
+        envs=envs,
+        model=args.model,
+        algo=args.algo,
+        output_dir=args.out,
+        steps=args.steps,
+        prompts_per_step=args.prompts,
+        group_size=args.group_size,
+        max_new_tokens=args.max_new_tokens,
+        max_turns=args.max_turns,
+        temperature=args.temperature,
+        eval_every=args.eval_every,
+        eval_episodes=args.eval_episodes,
+        save_every=args.save_every,
+        time_budget=args.time_budget,
+        seed=args.seed,
+        device=args.device,
+        dtype=args.dtype,
+        lora=LoraSettings(r=args.lora_r, alpha=2 * args.lora_r) if args.lora_r else None,
+        threads=args.threads,
+        tensorboard=not args.no_tensorboard,
+        progress=not args.no_progress,
+        grpo=GRPOConfig(
+            lr=args.lr,
+            loss_type=args.loss_type,
+            clip_low=args.clip_low,
+            clip_high=args.clip_high,
+            beta=args.beta,
+            mu=args.mu,
+            mask_truncated=args.mask_truncated,
+            micro_batch_size=args.micro_batch,
+        ),
+        ppo=PPOConfig(
+            lr=args.lr,
+            value_model=args.value_model,
+            kl_coef=args.kl_coef,
+            epochs=args.epochs,
+            micro_batch_size=args.micro_batch,
+        ),
+    )
+    result = train(config, resume=args.resume)
+    print(f"steps          {result.steps}  ({result.train_seconds:.0f} s of training)")
+    print(f"held-out       {result.initial_success:.3f} -> {result.final_success:.3f}")
+    print(f"output         {result.output_dir}")
+    print(f"final model    {result.final_model}")
+    return 0
+
+
+def _add_tiny(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "tiny", help="build a tiny model offline, warm-started on an env's reference replies"
+    )
+    parser.add_argument("--env", required=True, help="env id whose tasks the model learns")
+    parser.add_argument("--kwargs", type=json.loads, default={}, help="env kwargs as JSON")
+    parser.add_argument("--heldout-kwargs", type=json.loads, default=None)
+    parser.add_argument("--out", required=True, help="folder to write the model to")
+    parser.add_argument("--steps", type=int, default=1500, help="most warm-start steps")
+    parser.add_argument("--target-accuracy", type=float, default=None)
+    parser.add_argument("--no-warm-start", action="store_true")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.set_defaults(func=run_tiny)
+
+
+def run_tiny(args: argparse.Namespace) -> int:
+    from rlvr.agents.tiny import WarmStartConfig, build_tiny
+
+    import rlvr  # noqa: F401  (registers the environments)
+
+    warm = None
+    if not args.no_warm_start:
+        warm = WarmStartConfig(steps=args.steps, target_accuracy=args.target_accuracy)
+    heldout = args.heldout_kwargs
+    if heldout is None:
+        heldout = {**args.kwargs, "split": "test"}
+    folder = build_tiny(
+        args.env,
+        args.out,
+        env_kwargs=args.kwargs,
+        heldout_kwargs=heldout,
+        warm=warm,
+        seed=args.seed,
+        log=print,
+    )
+    print(f"wrote {folder}")
     return 0

@@ -139,16 +139,42 @@ def _run_batch(
     seed: int,
     sampling: SamplingParams | None,
 ) -> list[EpisodeRecord]:
+    def act(active: list[int], conversations: list[list[dict[str, Any]]]) -> list[str]:
+        if isinstance(policy, EnvAware):
+            policy.attach([envs[i] for i in active])
+        return [samples[0].text for samples in policy.generate(conversations, 1, sampling)]
+
+    starts = [(episode, sample, seed + episode) for episode, sample in jobs]
+    return play_episodes(envs, starts, act)
+
+
+Act = Callable[[list[int], list[list[dict[str, Any]]]], list[str]]
+"""`act(active, conversations) -> replies`: one reply for each still-running episode, where
+`active[k]` is the episode's position in the batch and `conversations[k]` its messages so far."""
+
+
+def play_episodes(
+    envs: Sequence[gym.Env],
+    starts: Sequence[tuple[int, int, int]],
+    act: Act,
+    *,
+    max_turns: int | None = None,
+) -> list[EpisodeRecord]:
+    """Play one episode per env, all batched: `starts[i]` is (episode, sample, seed) of env i.
+
+    Each round asks `act` for the replies of every episode still running. Evaluation and the
+    training rollouts share this loop; `max_turns` cuts (and marks truncated) longer episodes.
+    """
     records = []
     conversations: list[list[dict[str, Any]]] = []
-    for env, (episode, sample) in zip(envs, jobs):
-        _, info = env.reset(seed=seed + episode)
+    for env, (episode, sample, episode_seed) in zip(envs, starts):
+        _, info = env.reset(seed=episode_seed)
         conversations.append(info["messages"])
         records.append(
             EpisodeRecord(
                 episode,
                 sample,
-                seed + episode,
+                episode_seed,
                 info["task_id"],
                 info["messages"],
                 [],
@@ -157,21 +183,20 @@ def _run_batch(
                 False,
             )
         )
-    active = list(range(len(envs)))
+    active = list(range(len(starts)))
     while active:
-        if isinstance(policy, EnvAware):
-            policy.attach([envs[i] for i in active])
-        completions = policy.generate([conversations[i] for i in active], 1, sampling)
+        replies = act(active, [conversations[i] for i in active])
         still_active = []
-        for i, samples in zip(active, completions):
-            _, reward, terminated, truncated, info = envs[i].step(samples[0].text)
+        for i, reply in zip(active, replies):
+            _, reward, terminated, truncated, info = envs[i].step(reply)
             record = records[i]
             record.rewards.append(float(reward))
             record.messages = conversations[i] = info["messages"]
             record.verdict = info.get("verdict", record.verdict)
             record.infra_error = record.infra_error or bool(info["infra_error"])
-            record.truncated = bool(truncated)
-            if not (terminated or truncated):
+            cut = max_turns is not None and record.turns >= max_turns
+            record.truncated = bool(truncated) or (cut and not terminated)
+            if not (terminated or truncated or cut):
                 still_active.append(i)
         active = still_active
     return records

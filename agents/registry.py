@@ -11,13 +11,36 @@ AGENT_SPECS: dict[str, str] = {
     "oracle": "replies with the gold answer (upper bound, sanity check)",
     "random": "random words (lower bound)",
     "fixed:TEXT": "always replies TEXT",
+    "hf:PATH": "a transformers model folder or hub id (needs the agents extra)",
+    "openai:URL[#MODEL]": "an OpenAI-compatible chat server, e.g. openai:http://127.0.0.1:8000/v1#qwen",
 }
 
 _BUILDERS: dict[str, Callable[[str], Policy]] = {
     "oracle": lambda _: OraclePolicy(),
     "random": lambda argument: RandomPolicy(seed=int(argument or 0)),
     "fixed": lambda argument: FixedPolicy(argument),
+    "hf": lambda argument: _hf_policy(argument),
+    "openai": lambda argument: _openai_policy(argument),
 }
+
+
+def _hf_policy(path: str) -> Policy:
+    if not path:
+        raise ValueError("hf:PATH needs a model folder or hub id, e.g. hf:runs/tiny")
+    from rlvr.agents.hf import HFPolicy  # imports torch: only when asked for
+
+    return HFPolicy(path)
+
+
+def _openai_policy(argument: str) -> Policy:
+    url, _, model = argument.partition("#")
+    if not url:
+        raise ValueError(
+            "openai:URL needs the server's base URL, e.g. openai:http://127.0.0.1:8000/v1"
+        )
+    from rlvr.agents.openai_chat import OpenAIChatPolicy
+
+    return OpenAIChatPolicy(url, model or "default")
 
 
 def make_policy(spec: str) -> Policy:

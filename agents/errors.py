@@ -1,0 +1,26 @@
+"""Exceptions of `rlvr.agents`."""
+
+from __future__ import annotations
+
+
+class AgentError(Exception):
+    """Base class of every exception raised by `rlvr.agents`."""
+
+
+class PolicyError(AgentError, RuntimeError):
+    """A policy could not produce completions (a bad model folder, a server that keeps failing)."""
+
+
+class TrainingError(AgentError, RuntimeError):
+    """Training cannot go on (no usable episode in a batch, a checkpoint that does not match)."""
+
+
+def require_agents_extra(what: str) -> None:
+    """Raise an ImportError naming the extra when torch/transformers are not installed."""
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            f"{what} needs torch and transformers: pip install 'rlvr-gym[agents]' ({exc})"
+        ) from None

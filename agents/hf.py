@@ -1,0 +1,358 @@
+"""`HFPolicy`: a transformers causal LM and its tokenizer as a `Policy`, trainable.
+
+- Loads a hub id or a local folder (`HFPolicy("path/to/model")`), or takes a model and tokenizer
+  you built; `device`/`dtype` choose where and how; `lora=LoraSettings(...)` wraps the model with
+  peft so only the adapters train.
+- `generate(conversations, n, sampling)` applies the chat template, left-pads the batch and
+  samples `n` completions per conversation, returning the text, the generated token ids and their
+  log-probabilities.
+- Token-in/token-out for training: `encode_prompt` gives an episode's first ids, `sample` extends
+  many id sequences at once, and `encode_followup` gives the ids of the environment's new messages
+  to append after a reply. A learner therefore trains on exactly the ids that were generated;
+  re-applying the chat template to a whole history does not reproduce them (BPE merges across
+  turn boundaries differ, templates rewrite earlier turns).
+
+Decoding is a short loop over the model with its KV cache rather than `model.generate`: for the
+small models RL research runs on CPU, `generate`'s per-token overhead dominates the step time.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlvr.agents.errors import PolicyError, require_agents_extra
+from rlvr.agents.policy import Completion, Conversation, SamplingParams
+
+require_agents_extra("rlvr.agents.hf")
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+
+@dataclass(frozen=True)
+class LoraSettings:
+    """Low-rank adapters through peft; only the adapters train."""
+
+    r: int = 8
+    """Rank of each adapter."""
+    alpha: int = 16
+    """Scaling numerator (the update is scaled by alpha / r)."""
+    dropout: float = 0.0
+    """Dropout on the adapter input (keep 0 for bit-for-bit reproducible runs)."""
+    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
+    """Names of the linear layers to adapt."""
+
+    def __post_init__(self) -> None:
+        if self.r < 1 or self.alpha < 1:
+            raise ValueError(f"LoRA r and alpha must be >= 1, got r={self.r}, alpha={self.alpha}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"LoRA dropout must be in [0, 1), got {self.dropout}")
+        if not self.target_modules:
+            raise ValueError("LoRA target_modules is empty; name layers, e.g. ('q_proj', 'v_proj')")
+
+
+@dataclass
+class Sample:
+    """One sampled continuation: new ids, their log-probabilities, why it ended."""
+
+    token_ids: list[int]
+    logprobs: list[float]
+    finish_reason: str  # "stop" (end of turn or stop string) or "length"
+
+
+_REPLY_MARKER = "\ue000rlvr-reply\ue001"
+_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+class HFPolicy:
+    """A causal LM as a policy. See the module docstring."""
+
+    def __init__(
+        self,
+        model: str | os.PathLike[str] | Any,
+        tokenizer: Any = None,
+        *,
+        device: str = "cpu",
+        dtype: str | torch.dtype | None = None,
+        lora: LoraSettings | None = None,
+        chat_template: str | None = None,
+        batch_size: int = 64,
+        seed: int = 0,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        torch_dtype = _resolve_dtype(dtype)
+        if isinstance(model, (str, os.PathLike)):
+            self.name = str(model)
+            model, tokenizer = _load(self.name, tokenizer, torch_dtype)
+        else:
+            self.name = getattr(getattr(model, "config", None), "name_or_path", "") or "model"
+            if tokenizer is None:
+                raise ValueError("pass the tokenizer along with a model object")
+            if torch_dtype is not None:
+                model = model.to(torch_dtype)
+        self.tokenizer = tokenizer
+        self.tokenizer.padding_side = "left"
+        if chat_template is not None:
+            self.tokenizer.chat_template = chat_template
+        if getattr(self.tokenizer, "chat_template", None) is None:
+            raise PolicyError(
+                f"{self.name}: the tokenizer has no chat template; pass chat_template=... "
+                "(a Jinja template over `messages`)"
+            )
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.device = torch.device(device)
+        self.model = model.to(self.device)
+        self.lora = lora
+        if lora is not None:
+            self.model = _apply_lora(self.model, lora)
+        self.eos_ids = _eos_ids(self.model, self.tokenizer)
+        self.batch_size = batch_size
+        self.generator = torch.Generator(device=self.device).manual_seed(seed)
+
+    # --- the Policy protocol ----------------------------------------------------------------------
+
+    def generate(
+        self,
+        conversations: Sequence[Conversation],
+        n: int = 1,
+        sampling: SamplingParams | None = None,
+    ) -> list[list[Completion]]:
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        sampling = sampling or SamplingParams()
+        prompts = [self.encode_prompt(conversation) for conversation in conversations]
+        generator = None
+        if sampling.seed is not None:
+            generator = torch.Generator(device=self.device).manual_seed(sampling.seed)
+        samples = self.sample([p for p in prompts for _ in range(n)], sampling, generator)
+        completions = [self.to_completion(sample) for sample in samples]
+        return [completions[i * n : (i + 1) * n] for i in range(len(conversations))]
+
+    def to_completion(self, sample: Sample) -> Completion:
+        return Completion(
+            text=self.decode(sample.token_ids),
+            token_ids=list(sample.token_ids),
+            logprobs=list(sample.logprobs),
+            finish_reason=sample.finish_reason,
+        )
+
+    # --- tokens in, tokens out --------------------------------------------------------------------
+
+    def encode_prompt(self, messages: Conversation) -> list[int]:
+        """Ids of a conversation followed by the assistant's generation prompt."""
+        return self._encode(self._render(messages, add_generation_prompt=True))
+
+    def encode_followup(
+        self, history: Conversation, new_messages: Conversation, ended_with_eos: bool
+    ) -> list[int]:
+        """Ids to append after a generated reply so that the next reply can be sampled.
+
+        `history` ends with that reply (as the assistant message), `new_messages` are what the
+        environment said next. The ids cover the end of the assistant turn (unless the model
+        generated it), the new messages and the next generation prompt. Only text after the
+        reply is tokenized: the reply's own ids stay as generated.
+        """
+        if not history or history[-1].get("role") != "assistant":
+            raise ValueError("history must end with the assistant reply the followup comes after")
+        base = self._render(history, add_generation_prompt=False)
+        full = self._render([*history, *new_messages], add_generation_prompt=True)
+        if not full.startswith(base):
+            raise PolicyError(
+                "the chat template rewrites earlier turns when a message is added, so turns "
+                "cannot be appended as tokens; use a template that only appends"
+            )
+        # Where the reply ends in the rendered text: render it with a marker for the content.
+        probe = [*history[:-1], {**history[-1], "content": _REPLY_MARKER}]
+        rendered = self._render(probe, add_generation_prompt=False)
+        at = rendered.rfind(_REPLY_MARKER)
+        if at < 0:
+            raise PolicyError("the chat template drops the assistant reply's text")
+        tail = rendered[at + len(_REPLY_MARKER) :]
+        eos_text = self.tokenizer.eos_token or ""
+        if ended_with_eos and eos_text and tail.startswith(eos_text):
+            tail = tail[len(eos_text) :]
+        return self._encode(tail + full[len(base) :])
+
+    @torch.no_grad()
+    def sample(
+        self,
+        prompts: Sequence[Sequence[int]],
+        sampling: SamplingParams,
+        generator: torch.Generator | None = None,
+    ) -> list[Sample]:
+        """Continue each id sequence once (batched, `batch_size` rows at a time)."""
+        if any(len(prompt) == 0 for prompt in prompts):
+            raise ValueError("every prompt needs at least one token")
+        generator = generator if generator is not None else self.generator
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            samples: list[Sample] = []
+            for start in range(0, len(prompts), self.batch_size):
+                chunk = prompts[start : start + self.batch_size]
+                samples.extend(self._sample_batch(chunk, sampling, generator))
+            return samples
+        finally:
+            self.model.train(was_training)
+
+    def decode(self, token_ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(token_ids), skip_special_tokens=True)
+
+    # --- saving -----------------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write a normal HF folder (LoRA adapters merged in) that `HFPolicy(path)` loads."""
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        model = self.model
+        if self.lora is not None:
+            model = copy.deepcopy(model).merge_and_unload()
+        model.save_pretrained(folder)
+        self.tokenizer.save_pretrained(folder)
+        return folder
+
+    def trainable_parameters(self) -> list[torch.nn.Parameter]:
+        return [p for p in self.model.parameters() if p.requires_grad]
+
+    # --- internals --------------------------------------------------------------------------------
+
+    def _render(self, messages: Conversation, *, add_generation_prompt: bool) -> str:
+        return self.tokenizer.apply_chat_template(
+            list(messages), tokenize=False, add_generation_prompt=add_generation_prompt
+        )
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _sample_batch(
+        self, prompts: Sequence[Sequence[int]], sampling: SamplingParams, generator: torch.Generator
+    ) -> list[Sample]:
+        rows = len(prompts)
+        width = max(len(prompt) for prompt in prompts)
+        input_ids = torch.full((rows, width), self.tokenizer.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((rows, width), dtype=torch.long)
+        for row, prompt in enumerate(prompts):  # left padding
+            input_ids[row, width - len(prompt) :] = torch.tensor(list(prompt), dtype=torch.long)
+            attention[row, width - len(prompt) :] = 1
+        input_ids, attention = input_ids.to(self.device), attention.to(self.device)
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        out = self.model(
+            input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True
+        )
+        next_position = positions[:, -1:] + 1  # (B, 1)
+        samples = [Sample([], [], "length") for _ in range(rows)]
+        running = list(range(rows))
+        for step in range(sampling.max_new_tokens):
+            tokens, logprobs = _pick(out.logits[:, -1, :].float(), sampling, generator)  # (B,)
+            token_list, logprob_list = tokens.tolist(), logprobs.tolist()
+            still_running = []
+            for row in running:
+                sample = samples[row]
+                sample.token_ids.append(token_list[row])
+                sample.logprobs.append(logprob_list[row])
+                if token_list[row] in self.eos_ids or self._hit_stop(sample, sampling.stop):
+                    sample.finish_reason = "stop"
+                else:
+                    still_running.append(row)
+            running = still_running
+            if not running or step == sampling.max_new_tokens - 1:
+                break
+            attention = torch.cat([attention, attention.new_ones((rows, 1))], dim=1)
+            out = self.model(
+                input_ids=tokens[:, None],
+                attention_mask=attention,
+                position_ids=next_position,
+                past_key_values=out.past_key_values,
+                use_cache=True,
+            )
+            next_position = next_position + 1
+        return samples
+
+    def _hit_stop(self, sample: Sample, stop: tuple[str, ...]) -> bool:
+        if not stop:
+            return False
+        text = self.tokenizer.decode(sample.token_ids[-16:], skip_special_tokens=True)
+        return any(s in text for s in stop)
+
+
+def _pick(
+    logits: torch.Tensor, sampling: SamplingParams, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Choose the next token of each row and its log-probability under the policy at this
+    temperature (before top-k/top-p filtering, which only shapes the proposal)."""
+    if sampling.temperature == 0:
+        logprobs = F.log_softmax(logits, dim=-1)  # (B, V)
+        tokens = logits.argmax(dim=-1)
+        return tokens, logprobs.gather(-1, tokens[:, None]).squeeze(-1)
+    scaled = logits / sampling.temperature
+    logprobs = F.log_softmax(scaled, dim=-1)
+    if sampling.top_k > 0 and sampling.top_k < scaled.shape[-1]:
+        kth = scaled.topk(sampling.top_k, dim=-1).values[:, -1:]
+        scaled = scaled.masked_fill(scaled < kth, float("-inf"))
+    if sampling.top_p < 1.0:
+        sorted_logits, order = scaled.sort(dim=-1, descending=True)
+        mass_before = sorted_logits.softmax(dim=-1).cumsum(dim=-1) - sorted_logits.softmax(dim=-1)
+        drop = (mass_before > sampling.top_p).scatter(-1, order, mass_before > sampling.top_p)
+        scaled = scaled.masked_fill(drop, float("-inf"))
+    tokens = torch.multinomial(scaled.softmax(dim=-1), 1, generator=generator).squeeze(-1)
+    return tokens, logprobs.gather(-1, tokens[:, None]).squeeze(-1)
+
+
+def _resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
+    if dtype is None or isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype must be one of {sorted(_DTYPES)} or a torch.dtype, got {dtype!r}")
+    return _DTYPES[dtype]
+
+
+def _load(name: str, tokenizer: Any, dtype: torch.dtype | None) -> tuple[Any, Any]:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        if tokenizer is None:
+            tokenizer = AutoTokenizer.from_pretrained(name)
+        model = AutoModelForCausalLM.from_pretrained(name, dtype=dtype)
+    except OSError as exc:
+        raise PolicyError(
+            f"cannot load a model from {name!r}: {exc}. Pass a local folder with config.json "
+            "and weights (e.g. from `rlvr tiny`), or a hub id reachable from this machine"
+        ) from None
+    return model, tokenizer
+
+
+def _apply_lora(model: Any, lora: LoraSettings) -> Any:
+    try:
+        import peft
+    except ImportError:
+        raise ImportError("LoRA needs peft: pip install 'rlvr-gym[agents]'") from None
+    config = peft.LoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=list(lora.target_modules),
+        task_type="CAUSAL_LM",
+    )
+    return peft.get_peft_model(model, config)
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    ids: set[int] = set()
+    generation_config = getattr(model, "generation_config", None)
+    configured = getattr(generation_config, "eos_token_id", None)
+    if isinstance(configured, int):
+        ids.add(configured)
+    elif configured:
+        ids.update(int(i) for i in configured)
+    if tokenizer.eos_token_id is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    if not ids:
+        raise PolicyError("neither the model nor the tokenizer names an end-of-sequence token")
+    return ids

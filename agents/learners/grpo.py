@@ -1,0 +1,257 @@
+"""GRPO (Shao et al., 2024) with the DAPO and Dr. GRPO variants, in one file.
+
+For each task, G episodes are sampled (one group); an episode's advantage is its return minus
+the group's mean, divided by the group's std unless `scale_rewards` is off. Every token the
+policy generated in the episode gets that advantage, and the loss is PPO's clipped surrogate
+
+    loss_t = -min(ratio_t * A, clip(ratio_t, 1 - clip_low, 1 + clip_high) * A) + beta * KL_t
+
+with ratio_t = pi(token_t) / pi_old(token_t). `clip_high > clip_low` is DAPO's clip-higher.
+How the per-token losses are summed (`loss_type`):
+
+- "grpo":    mean over each sequence's tokens, then mean over sequences (the paper's form; it
+             favours short correct and long wrong answers);
+- "dapo":    sum over all tokens of the batch / number of tokens (token-level, no length bias);
+- "dr_grpo": sum over all tokens / (sequences * completion budget), a constant, with no std
+             scaling of advantages (Liu et al., 2025, "Understanding R1-Zero-like training").
+
+The normalisers are computed over the whole batch before it is split into micro-batches, so
+gradient accumulation gives the same update as one big batch. Pass 0 of the `mu` passes uses the
+current log-probabilities (detached) as pi_old, which is exact because no update happened yet;
+later passes reuse them. Episodes with an infrastructure error are dropped before anything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from rlvr.agents.errors import TrainingError
+from rlvr.agents.learners.common import (
+    Batch,
+    FrozenReference,
+    approx_kl,
+    clip_gradients,
+    forward,
+    make_batch,
+    masked_mean,
+    micro_batches,
+)
+from rlvr.agents.rollouts import Episode
+
+LOSS_TYPES = ("grpo", "dapo", "dr_grpo")
+
+
+@dataclass(frozen=True)
+class GRPOConfig:
+    """Hyperparameters of the GRPO learner."""
+
+    lr: float = 1e-6
+    """AdamW learning rate (1e-6 suits billion-parameter models; tiny models want ~1e-3)."""
+    weight_decay: float = 0.0
+    """AdamW weight decay."""
+    adam_betas: tuple[float, float] = (0.9, 0.99)
+    """AdamW betas."""
+    loss_type: str = "dapo"
+    """How token losses are aggregated: "grpo", "dapo" or "dr_grpo" (see the module docstring)."""
+    scale_rewards: bool | None = None
+    """Divide advantages by the group's std. None: yes for "grpo"/"dapo", no for "dr_grpo"."""
+    clip_low: float = 0.2
+    """Lower clip range: the ratio is kept above 1 - clip_low."""
+    clip_high: float = 0.2
+    """Upper clip range: the ratio is kept below 1 + clip_high (DAPO uses 0.28)."""
+    beta: float = 0.0
+    """Weight of the KL penalty to the frozen starting policy (0 disables it and the reference)."""
+    mu: int = 1
+    """Optimisation passes over each batch (one optimizer step per pass)."""
+    mask_truncated: bool = False
+    """Leave out of the loss the episodes whose reply hit max_new_tokens (DAPO's overlong mask)."""
+    micro_batch_size: int | None = None
+    """Sequences per forward/backward; gradients accumulate over the batch (None: all at once)."""
+    max_grad_norm: float | None = 1.0
+    """Clip the global gradient norm to this (None: no clipping)."""
+    temperature: float = 1.0
+    """Sampling temperature of the rollouts; log-probabilities are computed at it."""
+    completion_budget: int = 256
+    """Dr. GRPO's constant: the most ids an episode may generate (max_new_tokens * turns)."""
+
+    def __post_init__(self) -> None:
+        if self.loss_type not in LOSS_TYPES:
+            raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {self.loss_type!r}")
+        if self.lr <= 0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+        if self.clip_low < 0 or self.clip_high < 0 or self.clip_low >= 1:
+            raise ValueError(
+                f"need 0 <= clip_low < 1 and clip_high >= 0, got {self.clip_low}, {self.clip_high}"
+            )
+        if self.clip_high < self.clip_low:
+            raise ValueError(
+                f"clip_high ({self.clip_high}) < clip_low ({self.clip_low}); clip-higher means "
+                "clip_high >= clip_low (DAPO: clip_low=0.2, clip_high=0.28)"
+            )
+        if self.beta < 0:
+            raise ValueError(f"beta must be >= 0 (0 disables the KL term), got {self.beta}")
+        if self.mu < 1:
+            raise ValueError(f"mu (passes per batch) must be >= 1, got {self.mu}")
+        if self.micro_batch_size is not None and self.micro_batch_size < 1:
+            raise ValueError("micro_batch_size must be >= 1, or None for the whole batch")
+        if self.max_grad_norm is not None and self.max_grad_norm <= 0:
+            raise ValueError("max_grad_norm must be > 0, or None to disable clipping")
+        if self.temperature <= 0:
+            raise ValueError("temperature must be > 0: GRPO trains on sampled replies")
+        if self.completion_budget < 1:
+            raise ValueError("completion_budget must be >= 1 (max_new_tokens * max turns)")
+
+    @property
+    def scales_rewards(self) -> bool:
+        if self.scale_rewards is None:
+            return self.loss_type != "dr_grpo"
+        return self.scale_rewards
+
+
+# --- the math (pure functions, unit-tested against hand-computed values) --------------------------
+
+
+def group_advantages(
+    rewards: torch.Tensor, groups: torch.Tensor, scale: bool, eps: float = 1e-4
+) -> torch.Tensor:
+    """(r - mean of the group) / (std of the group + eps), std unbiased; a group of one gets 0."""
+    advantages = torch.zeros_like(rewards)
+    for group in groups.unique():
+        members = groups == group
+        if int(members.sum()) < 2:
+            continue
+        values = rewards[members]
+        centred = values - values.mean()
+        advantages[members] = centred / (values.std() + eps) if scale else centred
+    return advantages
+
+
+def clipped_surrogate(
+    logprobs: torch.Tensor,
+    old_logprobs: torch.Tensor,
+    advantages: torch.Tensor,
+    clip_low: float,
+    clip_high: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token loss -min(ratio * A, clip(ratio) * A), and where the clip was active.
+
+    `advantages` broadcasts against the (N, T-1) log-probabilities ((N, 1) for per-sequence).
+    """
+    ratio = torch.exp(logprobs - old_logprobs)
+    clipped_ratio = ratio.clamp(1.0 - clip_low, 1.0 + clip_high)
+    unclipped, clipped = ratio * advantages, clipped_ratio * advantages
+    return -torch.minimum(unclipped, clipped), (clipped < unclipped).float()
+
+
+def token_weights(mask: torch.Tensor, loss_type: str, completion_budget: int) -> torch.Tensor:
+    """Weights that turn per-token losses into the batch loss by a plain sum, (N, T-1)."""
+    if loss_type == "grpo":
+        per_sequence = mask.sum(dim=1, keepdim=True)  # (N, 1)
+        sequences = (per_sequence > 0).sum().clamp(min=1)
+        return mask / per_sequence.clamp(min=1.0) / sequences
+    if loss_type == "dapo":
+        return mask / mask.sum().clamp(min=1.0)
+    if loss_type == "dr_grpo":
+        return mask / (mask.shape[0] * completion_budget)
+    raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {loss_type!r}")
+
+
+# --- the learner ----------------------------------------------------------------------------------
+
+
+class GRPOLearner:
+    """Updates an `HFPolicy` from groups of episodes."""
+
+    def __init__(self, policy: Any, config: GRPOConfig) -> None:
+        self.policy = policy
+        self.config = config
+        self.parameters = policy.trainable_parameters()
+        if not self.parameters:
+            raise TrainingError("the policy has no trainable parameters")
+        self.optimizer = torch.optim.AdamW(
+            self.parameters, lr=config.lr, betas=config.adam_betas, weight_decay=config.weight_decay
+        )
+        self.reference = FrozenReference(policy) if config.beta > 0 else None
+
+    def update(self, episodes: Sequence[Episode]) -> dict[str, float]:
+        """One GRPO update (mu optimizer steps) from a step's episodes; returns metrics."""
+        config = self.config
+        kept = [episode for episode in episodes if not episode.infra_error]
+        metrics = {"rollout/infra_errors": float(len(episodes) - len(kept))}
+        if not kept:
+            return {**metrics, "losses/skipped": 1.0}
+        model = self.policy.model
+        model.train()
+        batch = make_batch(kept, self.policy.tokenizer.pad_token_id, self.policy.device)
+        advantages = group_advantages(batch.rewards, batch.groups, config.scales_rewards)
+        mask = batch.loss_mask
+        if config.mask_truncated:
+            mask = mask * (~batch.truncated).float()[:, None]
+        weights = token_weights(mask, config.loss_type, config.completion_budget)
+        slices = micro_batches(batch.size, config.micro_batch_size)
+        references = [self._reference(batch.rows(rows)) for rows in slices]
+        olds: list[torch.Tensor] = []
+        for step in range(config.mu):
+            self.optimizer.zero_grad(set_to_none=True)
+            totals = {"policy": 0.0, "kl": 0.0, "clipped": 0.0}
+            for index, rows in enumerate(slices):
+                logprobs, _ = forward(model, batch.rows(rows), config.temperature)  # (n, T-1)
+                if step == 0:
+                    olds.append(logprobs.detach())
+                token_loss, clipped = clipped_surrogate(
+                    logprobs, olds[index], advantages[rows, None], config.clip_low, config.clip_high
+                )
+                if references[index] is not None:
+                    kl = approx_kl(logprobs, references[index])
+                    token_loss = token_loss + config.beta * kl
+                    totals["kl"] += float((kl.detach() * mask[rows]).sum())
+                loss = (token_loss * weights[rows]).sum()
+                loss.backward()
+                totals["policy"] += float(loss.detach())
+                totals["clipped"] += float((clipped * mask[rows]).sum())
+            grad_norm = clip_gradients(self.parameters, config.max_grad_norm)
+            self.optimizer.step()
+        tokens = float(mask.sum().clamp(min=1.0))
+        sampler = _sampler_logprobs(kept, batch)
+        return {
+            **metrics,
+            "losses/policy": totals["policy"],
+            "losses/kl": totals["kl"] / tokens,
+            "charts/clip_fraction": totals["clipped"] / tokens,
+            "charts/grad_norm": grad_norm,
+            "charts/advantage_abs": float(advantages.abs().mean()),
+            "charts/sampler_logprob_gap": float(
+                masked_mean((torch.cat(olds) - sampler).abs(), batch.loss_mask)
+            ),
+            "rollout/zero_std_groups": _zero_std_groups(batch),
+        }
+
+    def _reference(self, batch: Batch) -> torch.Tensor | None:
+        if self.reference is None:
+            return None
+        return self.reference.logprobs(batch, self.config.temperature)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"optimizer": self.optimizer.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+
+
+def _sampler_logprobs(episodes: Sequence[Episode], batch: Batch) -> torch.Tensor:
+    """The rollout's log-probabilities laid out like `forward`'s output, (N, T-1)."""
+    table = torch.zeros_like(batch.loss_mask)
+    for row, episode in enumerate(episodes):
+        values = torch.tensor(episode.sampler_logprobs[1:], dtype=table.dtype)
+        table[row, : len(values)] = values.to(table.device)
+    return table
+
+
+def _zero_std_groups(batch: Batch) -> float:
+    """Share of groups whose rewards are all equal (they carry no learning signal)."""
+    groups = batch.groups.unique()
+    flat = sum(int(batch.rewards[batch.groups == g].unique().numel() == 1) for g in groups)
+    return flat / max(len(groups), 1)

@@ -1,0 +1,116 @@
+"""Training metrics: one JSON line per row, mirrored to TensorBoard, and learning-curve plots.
+
+Each row has `step` and the metrics logged at that step, with namespaced names
+(`rollout/reward_mean`, `losses/policy`, `eval/success_rate`, `time/train_seconds`, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+
+class MetricsLog:
+    """Appends rows to `path` (JSON lines) and, when asked, to a TensorBoard log folder."""
+
+    def __init__(self, path: str | os.PathLike[str], tensorboard_dir: str | None = None) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._writer = None
+        if tensorboard_dir is not None:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._writer = SummaryWriter(tensorboard_dir)
+
+    def log(self, step: int, metrics: Mapping[str, float]) -> None:
+        row = {"step": step, **{key: _plain(value) for key, value in metrics.items()}}
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(row) + "\n")
+        if self._writer is not None:
+            for key, value in row.items():
+                if key != "step" and isinstance(value, (int, float)) and math.isfinite(value):
+                    self._writer.add_scalar(key, value, step)
+
+    def truncate_after(self, step: int) -> None:
+        """Drop rows logged after `step` (a resumed run repeats them)."""
+        if self.path.exists():
+            rows = [row for row in read_metrics(self.path) if row["step"] <= step]
+            self.path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item"):
+        value = value.item()
+    return (
+        float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+    )
+
+
+def read_metrics(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def series(rows: Sequence[Mapping[str, Any]], key: str, x: str = "step") -> tuple[list, list]:
+    """The (x, y) points of metric `key` (rows without it are skipped)."""
+    points = [(row[x], row[key]) for row in rows if key in row and x in row]
+    return [p[0] for p in points], [p[1] for p in points]
+
+
+def plot_learning_curves(
+    runs: Mapping[str, str | os.PathLike[str] | Sequence[Mapping[str, Any]]],
+    out: str | os.PathLike[str],
+    *,
+    x: str = "time/train_seconds",
+    reward_key: str = "rollout/reward_mean",
+    eval_key: str = "eval/success_rate",
+    title: str = "",
+    smooth: int = 10,
+) -> Path:
+    """Draw training reward (moving average) and held-out success of each run; save a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    for label, source in runs.items():
+        rows = read_metrics(source) if isinstance(source, (str, os.PathLike)) else list(source)
+        xs, ys = series(rows, reward_key, x)
+        if ys:
+            left.plot(xs, _moving_average(ys, smooth), label=label)
+        xs, ys = series(rows, eval_key, x)
+        if ys:
+            right.plot(xs, ys, marker="o", label=label)
+    x_label = "training seconds" if x.startswith("time/") else x
+    left.set(title=f"training reward ({smooth}-row mean)", xlabel=x_label, ylabel=reward_key)
+    right.set(title="held-out success rate", xlabel=x_label, ylabel=eval_key, ylim=(0, 1))
+    for axis in (left, right):
+        axis.grid(alpha=0.3)
+        axis.legend()
+    if title:
+        figure.suptitle(title)
+    figure.tight_layout()
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def _moving_average(values: Sequence[float], window: int) -> list[float]:
+    out, total = [], 0.0
+    for i, value in enumerate(values):
+        total += value
+        if i >= window:
+            total -= values[i - window]
+        out.append(total / min(i + 1, window))
+    return out

@@ -1,0 +1,141 @@
+"""`OpenAIChatPolicy`: an OpenAI-compatible chat-completions server as a `Policy` (eval only).
+
+Works with vLLM, llama.cpp's server, SGLang, Ollama and hosted APIs: it POSTs to
+`{base_url}/chat/completions` with the standard library only. Conversations are sent
+concurrently (`max_concurrency`); a failed request (connection error, 429, 5xx) is retried with
+exponential backoff, and a server that keeps failing raises `PolicyError` rather than inventing a
+reply. Servers that return fewer than `n` choices are asked again for the rest. No token ids or
+log-probabilities come back, so this policy cannot be trained.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from rlvr.agents.errors import PolicyError
+from rlvr.agents.policy import Completion, Conversation, SamplingParams
+
+_RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+
+
+class OpenAIChatPolicy:
+    """Completions from an OpenAI-compatible server.
+
+    Arguments:
+        base_url: e.g. "http://127.0.0.1:8000/v1" (the path before `/chat/completions`).
+        model: the model name the server expects (vLLM: the served model).
+        api_key: sent as a bearer token; default: the `OPENAI_API_KEY` environment variable.
+        max_concurrency: requests in flight at once.
+        timeout: seconds per request.
+        retries: extra attempts after a retryable failure.
+        extra_body: more JSON fields for every request (e.g. {"top_k": 20} for vLLM).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str = "default",
+        *,
+        api_key: str | None = None,
+        max_concurrency: int = 8,
+        timeout: float = 120.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
+        if max_concurrency < 1 or retries < 0 or timeout <= 0:
+            raise ValueError("need max_concurrency >= 1, retries >= 0 and timeout > 0")
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self.max_concurrency = max_concurrency
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.extra_body = dict(extra_body or {})
+
+    def generate(
+        self,
+        conversations: Sequence[Conversation],
+        n: int = 1,
+        sampling: SamplingParams | None = None,
+    ) -> list[list[Completion]]:
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        sampling = sampling or SamplingParams()
+        if len(conversations) <= 1:
+            return [self._complete(c, n, sampling) for c in conversations]
+        with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
+            return list(pool.map(lambda c: self._complete(c, n, sampling), conversations))
+
+    def _complete(self, conversation: Conversation, n: int, sampling: SamplingParams) -> list:
+        completions: list[Completion] = []
+        while len(completions) < n:
+            body = self._body(conversation, n - len(completions), sampling)
+            choices = self._post(body).get("choices") or []
+            if not choices:
+                raise PolicyError(f"{self.url} returned no choices")
+            for choice in choices[: n - len(completions)]:
+                message = choice.get("message") or {}
+                completions.append(
+                    Completion(
+                        text=message.get("content") or "",
+                        finish_reason="length"
+                        if choice.get("finish_reason") == "length"
+                        else "stop",
+                    )
+                )
+        return completions
+
+    def _body(self, conversation: Conversation, n: int, sampling: SamplingParams) -> dict:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m["role"], "content": m["content"]} for m in conversation],
+            "n": n,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "max_tokens": sampling.max_new_tokens,
+        }
+        if sampling.stop:
+            body["stop"] = list(sampling.stop)
+        if sampling.seed is not None:
+            body["seed"] = sampling.seed
+        if sampling.top_k:
+            body["top_k"] = sampling.top_k
+        return {**body, **self.extra_body}
+
+    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        data = json.dumps(body).encode("utf-8")
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        last_error = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    return json.loads(response.read().decode("utf-8"))
+            except urllib.error.HTTPError as exc:
+                detail = exc.read().decode("utf-8", "replace")[:300]
+                last_error = f"HTTP {exc.code}: {detail}"
+                if exc.code not in _RETRY_STATUS:
+                    raise PolicyError(f"{self.url} refused the request: {last_error}") from None
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+                last_error = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
+            except json.JSONDecodeError as exc:
+                last_error = f"invalid JSON in the response: {exc}"
+        raise PolicyError(
+            f"{self.url} failed {self.retries + 1} time(s); last error: {last_error}. Check that "
+            "the server is up and that base_url ends where /chat/completions begins"
+        )

@@ -1,0 +1,215 @@
+"""Rollouts for training: episodes as token ids with loss masks, from any registered env.
+
+`RolloutCollector.collect(tasks)` plays `group_size` episodes of each task (the same env and
+seed, so the same problem: the group baseline GRPO needs), single- or multi-turn, all batched. It
+uses the evaluation loop (`rlvr.agents.evaluate.play_episodes`) with a token-level actor:
+
+- the first prompt is the chat template applied to the env's opening messages;
+- every reply is sampled from the episode's running ids, and its ids go in with loss mask 1;
+- the env's next messages are appended as ids (`HFPolicy.encode_followup`) with loss mask 0, so
+  the ids trained on are exactly the ids generated, never a re-tokenized history;
+- each turn's reward is attached to the last id of that turn's reply;
+- episodes flagged `infra_error` are kept (for the metrics) but carry `infra_error=True`; the
+  learners drop them from the loss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+from rlvr.agents.evaluate import EpisodeRecord, play_episodes
+from rlvr.agents.policy import Conversation, SamplingParams
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """One environment of a training run, with its share of the prompts."""
+
+    id: str
+    """Registered env id, e.g. "rlvr/Math-v0"."""
+    weight: float = 1.0
+    """Relative share of this env's tasks among the prompts of a step."""
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    """`gym.make` keyword arguments for training episodes."""
+    heldout_kwargs: Mapping[str, Any] | None = None
+    """Keyword arguments for held-out evaluation (default: `kwargs` plus `split="test"`)."""
+
+    def __post_init__(self) -> None:
+        if not self.weight > 0:
+            raise ValueError(f"{self.id}: weight must be > 0, got {self.weight}")
+
+    @property
+    def eval_kwargs(self) -> dict[str, Any]:
+        if self.heldout_kwargs is not None:
+            return dict(self.heldout_kwargs)
+        return {**self.kwargs, "split": "test"}
+
+    @classmethod
+    def parse(cls, text: str, kwargs: Mapping[str, Any] | None = None) -> EnvSpec:
+        """`ID` or `ID=WEIGHT` (the command line's `--env` syntax)."""
+        env_id, _, weight = text.partition("=")
+        try:
+            return cls(env_id, float(weight) if weight else 1.0, dict(kwargs or {}))
+        except ValueError:
+            raise ValueError(f"--env {text!r}: use ID or ID=WEIGHT, e.g. rlvr/Math-v0=2") from None
+
+
+@dataclass
+class Episode:
+    """One episode as a learner consumes it."""
+
+    record: EpisodeRecord
+    """Messages, per-turn rewards, verdict and flags (as evaluation records them)."""
+    env_id: str
+    group: int
+    """Index of the task in the step; episodes with the same group share the task."""
+    token_ids: list[int]
+    """The whole episode's ids: prompt, replies and environment messages."""
+    loss_mask: list[int]
+    """1 for ids the policy generated, 0 for prompt and environment ids."""
+    sampler_logprobs: list[float]
+    """Log-probability of each generated id when it was sampled (0.0 elsewhere)."""
+    turn_ends: list[int]
+    """Index in `token_ids` of the last id of each reply; turn k's reward attaches there."""
+    prompt_length: int
+    """Ids before the first generated id."""
+    completion_truncated: bool = False
+    """A reply hit `max_new_tokens` before ending (DAPO masks these)."""
+
+    @property
+    def reward(self) -> float:
+        return self.record.total_reward
+
+    @property
+    def turn_rewards(self) -> list[float]:
+        return self.record.rewards
+
+    @property
+    def infra_error(self) -> bool:
+        return self.record.infra_error
+
+    @property
+    def generated_tokens(self) -> int:
+        return sum(self.loss_mask)
+
+
+@dataclass
+class _Trace:
+    token_ids: list[int] = field(default_factory=list)
+    loss_mask: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    turn_ends: list[int] = field(default_factory=list)
+    messages_seen: int = 0
+    ended_with_eos: bool = False
+    prompt_length: int = 0
+    truncated: bool = False
+
+    def extend(self, ids: Sequence[int], generated: bool, logprobs: Sequence[float] = ()) -> None:
+        self.token_ids.extend(ids)
+        self.loss_mask.extend([int(generated)] * len(ids))
+        self.logprobs.extend(logprobs if generated else [0.0] * len(ids))
+
+
+class _TokenActor:
+    """The `act` of `play_episodes` that keeps each episode's ids (token-in/token-out)."""
+
+    def __init__(self, policy: Any, size: int, sampling: SamplingParams, generator: Any) -> None:
+        self.policy = policy
+        self.sampling = sampling
+        self.generator = generator
+        self.traces = [_Trace() for _ in range(size)]
+
+    def __call__(self, active: list[int], conversations: list[Conversation]) -> list[str]:
+        for i, conversation in zip(active, conversations):
+            trace = self.traces[i]
+            if not trace.token_ids:
+                trace.extend(self.policy.encode_prompt(conversation), generated=False)
+                trace.prompt_length = len(trace.token_ids)
+            else:  # the reply is message `messages_seen`; the env's new messages follow it
+                reply_end = trace.messages_seen + 1
+                followup = self.policy.encode_followup(
+                    conversation[:reply_end], conversation[reply_end:], trace.ended_with_eos
+                )
+                trace.extend(followup, generated=False)
+            trace.messages_seen = len(conversation)
+        samples = self.policy.sample(
+            [self.traces[i].token_ids for i in active], self.sampling, self.generator
+        )
+        replies = []
+        for i, sample in zip(active, samples):
+            trace = self.traces[i]
+            trace.extend(sample.token_ids, generated=True, logprobs=sample.logprobs)
+            trace.turn_ends.append(len(trace.token_ids) - 1)
+            trace.ended_with_eos = sample.token_ids[-1] in self.policy.eos_ids
+            trace.truncated = trace.truncated or sample.finish_reason == "length"
+            replies.append(self.policy.decode(sample.token_ids))
+        return replies
+
+
+class RolloutCollector:
+    """Plays groups of episodes with an `HFPolicy` (or anything with its token methods)."""
+
+    def __init__(
+        self,
+        policy: Any,
+        envs: Sequence[EnvSpec],
+        *,
+        group_size: int,
+        sampling: SamplingParams,
+        max_turns: int | None = None,
+    ) -> None:
+        if group_size < 1:
+            raise ValueError(f"group_size must be >= 1, got {group_size}")
+        if not envs:
+            raise ValueError("give at least one EnvSpec")
+        self.policy = policy
+        self.specs = list(envs)
+        self.group_size = group_size
+        self.sampling = sampling
+        self.max_turns = max_turns
+        self._pools: dict[int, list[gym.Env]] = {}
+
+    def collect(self, tasks: Sequence[tuple[int, int]], generator: Any = None) -> list[Episode]:
+        """Play `group_size` episodes of each task `(env index, seed)`; group g is `tasks[g]`."""
+        jobs = [(group, spec, seed) for group, (spec, seed) in enumerate(tasks)]
+        envs: list[gym.Env] = []
+        starts: list[tuple[int, int, int]] = []
+        taken: dict[int, int] = {}
+        for group, spec, seed in jobs:
+            for sample in range(self.group_size):
+                envs.append(self._env(spec, taken.get(spec, 0)))
+                taken[spec] = taken.get(spec, 0) + 1
+                starts.append((group, sample, seed))
+        actor = _TokenActor(self.policy, len(envs), self.sampling, generator)
+        records = play_episodes(envs, starts, actor, max_turns=self.max_turns)
+        return [
+            Episode(
+                record=record,
+                env_id=self.specs[spec].id,
+                group=group,
+                token_ids=trace.token_ids,
+                loss_mask=trace.loss_mask,
+                sampler_logprobs=trace.logprobs,
+                turn_ends=trace.turn_ends,
+                prompt_length=trace.prompt_length,
+                completion_truncated=trace.truncated,
+            )
+            for record, trace, (group, spec, _) in zip(
+                records, actor.traces, [job for job in jobs for _ in range(self.group_size)]
+            )
+        ]
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            for env in pool:
+                env.close()
+        self._pools.clear()
+
+    def _env(self, spec: int, position: int) -> gym.Env:
+        pool = self._pools.setdefault(spec, [])
+        while len(pool) <= position:
+            pool.append(gym.make(self.specs[spec].id, **dict(self.specs[spec].kwargs)))
+        return pool[position]

@@ -1,0 +1,375 @@
+"""The training loop: rollouts from one or more envs, a GRPO or PPO update, evaluation on the
+held-out split, metrics, checkpoints. `train(TrainConfig(...))` is the Python API; `rlvr train`
+the command line.
+
+Each step draws `prompts_per_step` tasks (an env by weight, then a seed), plays `group_size`
+episodes of each, and hands them to the learner. Every random choice comes from generators
+owned by the trainer and saved in checkpoints, so on CPU a run resumed from a checkpoint
+continues bit-for-bit like the run that was never stopped.
+
+Output folder: `metrics.jsonl`, `tb/` (TensorBoard), `learning_curve.png`, `checkpoints/step-N/`
+(`model/`, an HF folder `HFPolicy` loads, and `trainer.pt`), `final/` (the trained model).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from rlvr.agents.errors import TrainingError
+from rlvr.agents.evaluate import evaluate
+from rlvr.agents.hf import HFPolicy, LoraSettings
+from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner
+from rlvr.agents.learners.ppo import PPOConfig, PPOLearner
+from rlvr.agents.metrics import MetricsLog, plot_learning_curves
+from rlvr.agents.policy import SamplingParams
+from rlvr.agents.rollouts import EnvSpec, Episode, RolloutCollector
+
+ALGOS = ("grpo", "ppo")
+
+
+@dataclass
+class TrainConfig:
+    """A training run. Learner hyperparameters live in `grpo` / `ppo`."""
+
+    envs: Sequence[EnvSpec]
+    """Environments to train on, each with a weight (share of prompts) and kwargs."""
+    model: str
+    """Hub id or local folder of the starting model."""
+    algo: str = "grpo"
+    """"grpo" or "ppo"."""
+    output_dir: str = "runs/train"
+    """Where metrics, plots, checkpoints and the final model go."""
+    steps: int = 100
+    """Training steps (one rollout batch and one learner update each)."""
+    prompts_per_step: int = 8
+    """Tasks per step."""
+    group_size: int = 8
+    """Episodes per task (GRPO's G; PPO works with 1 or more)."""
+    max_new_tokens: int = 64
+    """Longest reply per turn, in tokens."""
+    max_turns: int | None = None
+    """Cut episodes after this many replies (None: the env decides)."""
+    temperature: float = 1.0
+    """Sampling temperature of the rollouts."""
+    top_p: float = 1.0
+    """Nucleus sampling of the rollouts."""
+    stop: tuple[str, ...] = ()
+    """Stop strings that end a reply."""
+    eval_every: int = 10
+    """Evaluate on the held-out split every this many steps (0: only before and after)."""
+    eval_episodes: int = 100
+    """Held-out episodes per env per evaluation (greedy decoding)."""
+    save_every: int = 0
+    """Write a checkpoint every this many steps (0: only at the end)."""
+    time_budget: float | None = None
+    """Stop after this many seconds of training (rollouts and updates; evaluation excluded)."""
+    seed: int = 0
+    """Seed of task choice, sampling and minibatch order."""
+    device: str = "cpu"
+    """Torch device of the policy."""
+    dtype: str | None = None
+    """"float32", "bfloat16" or "float16" (None: as saved)."""
+    lora: LoraSettings | None = None
+    """Train LoRA adapters instead of all weights."""
+    threads: int | None = None
+    """torch.set_num_threads for the run (None: leave torch's default)."""
+    tensorboard: bool = True
+    """Also write metrics to `output_dir/tb` for TensorBoard."""
+    plot: bool = True
+    """Draw `learning_curve.png` at the end."""
+    progress: bool = True
+    """Show a progress bar."""
+    grpo: GRPOConfig = field(default_factory=GRPOConfig)
+    """GRPO hyperparameters (used when algo="grpo")."""
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    """PPO hyperparameters (used when algo="ppo")."""
+
+    def __post_init__(self) -> None:
+        self.envs = tuple(EnvSpec(spec) if isinstance(spec, str) else spec for spec in self.envs)
+        if not self.envs:
+            raise ValueError("envs is empty; give at least one EnvSpec('rlvr/Math-v0')")
+        if self.algo not in ALGOS:
+            raise ValueError(f"algo must be one of {ALGOS}, got {self.algo!r}")
+        for name in ("steps", "prompts_per_step", "group_size", "max_new_tokens", "eval_episodes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.algo == "grpo" and self.group_size < 2:
+            raise ValueError("GRPO compares episodes within a group: set group_size >= 2 (e.g. 8)")
+        if self.eval_every < 0 or self.save_every < 0:
+            raise ValueError("eval_every and save_every must be >= 0 (0: only at the end)")
+        if self.max_turns is not None and self.max_turns < 1:
+            raise ValueError("max_turns must be >= 1, or None to let the env decide")
+        if self.temperature <= 0:
+            raise ValueError("temperature must be > 0: RL trains on sampled replies")
+        if self.time_budget is not None and self.time_budget <= 0:
+            raise ValueError("time_budget must be > 0 seconds, or None")
+
+    def learner_config(self) -> GRPOConfig | PPOConfig:
+        """The learner's config with the rollout settings it depends on filled in."""
+        if self.algo == "grpo":
+            budget = self.max_new_tokens * (self.max_turns or 1)
+            return dataclasses.replace(
+                self.grpo, temperature=self.temperature, completion_budget=budget
+            )
+        return dataclasses.replace(self.ppo, temperature=self.temperature, seed=self.seed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return json.loads(json.dumps(dataclasses.asdict(self), default=str))
+
+
+@dataclass
+class TrainResult:
+    output_dir: Path
+    steps: int
+    train_seconds: float
+    evaluations: list[dict[str, float]]
+    final_model: Path | None
+
+    @property
+    def initial_success(self) -> float:
+        return self.evaluations[0]["eval/success_rate"] if self.evaluations else math.nan
+
+    @property
+    def final_success(self) -> float:
+        return self.evaluations[-1]["eval/success_rate"] if self.evaluations else math.nan
+
+
+class Trainer:
+    """Owns the policy, learner, rollout collector, random generators and output files."""
+
+    def __init__(self, config: TrainConfig, policy: HFPolicy | None = None) -> None:
+        self.config = config
+        if config.threads is not None:
+            torch.set_num_threads(config.threads)
+        self.policy = policy or HFPolicy(
+            config.model, device=config.device, dtype=config.dtype, lora=config.lora
+        )
+        learner_config = config.learner_config()
+        self.learner: GRPOLearner | PPOLearner = (
+            GRPOLearner(self.policy, learner_config)
+            if config.algo == "grpo"
+            else PPOLearner(self.policy, learner_config)
+        )
+        self.sampling = SamplingParams(
+            temperature=config.temperature,
+            top_p=config.top_p,
+            max_new_tokens=config.max_new_tokens,
+            stop=tuple(config.stop),
+        )
+        self.collector = RolloutCollector(
+            self.policy,
+            config.envs,
+            group_size=config.group_size,
+            sampling=self.sampling,
+            max_turns=config.max_turns,
+        )
+        self.task_rng = np.random.default_rng(config.seed)
+        self.sample_generator = torch.Generator(device=self.policy.device).manual_seed(config.seed)
+        weights = np.array([spec.weight for spec in config.envs], dtype=float)
+        self.env_weights = weights / weights.sum()
+        self.step = 0
+        self.train_seconds = 0.0
+        self.evaluations: list[dict[str, float]] = []
+        self.out = Path(config.output_dir)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.metrics = MetricsLog(
+            self.out / "metrics.jsonl", str(self.out / "tb") if config.tensorboard else None
+        )
+
+    # --- one step ---------------------------------------------------------------------------------
+
+    def draw_tasks(self) -> list[tuple[int, int]]:
+        """`prompts_per_step` tasks as (env index, seed)."""
+        tasks = []
+        for _ in range(self.config.prompts_per_step):
+            env = int(self.task_rng.choice(len(self.env_weights), p=self.env_weights))
+            tasks.append((env, int(self.task_rng.integers(2**31 - 1))))
+        return tasks
+
+    def train_step(self) -> dict[str, float]:
+        started = time.perf_counter()
+        episodes = self.collector.collect(self.draw_tasks(), self.sample_generator)
+        rollout_seconds = time.perf_counter() - started
+        metrics = self.learner.update(episodes)
+        self.step += 1
+        elapsed = time.perf_counter() - started
+        self.train_seconds += elapsed
+        metrics.update(rollout_metrics(episodes, self.config.envs))
+        metrics.update(
+            {
+                "time/train_seconds": self.train_seconds,
+                "time/rollout_seconds": rollout_seconds,
+                "time/step_seconds": elapsed,
+                "charts/tokens_per_second": sum(e.generated_tokens for e in episodes) / elapsed,
+            }
+        )
+        self.metrics.log(self.step, metrics)
+        return metrics
+
+    def evaluate(self) -> dict[str, float]:
+        """Greedy success rate on each env's held-out split (and their weighted mean)."""
+        sampling = dataclasses.replace(self.sampling, temperature=0.0)
+        row: dict[str, float] = {}
+        total = 0.0
+        for spec, weight in zip(self.config.envs, self.env_weights):
+            report = evaluate(
+                spec.id,
+                self.policy,
+                episodes=self.config.eval_episodes,
+                seed=1_000_003,
+                batch_size=self.config.eval_episodes,
+                sampling=sampling,
+                env_kwargs=spec.eval_kwargs,
+            )
+            row[f"eval/{spec.id}/success_rate"] = report.success_rate
+            row[f"eval/{spec.id}/mean_reward"] = report.mean_reward
+            total += weight * report.success_rate
+        row["eval/success_rate"] = total
+        row["time/train_seconds"] = self.train_seconds
+        self.evaluations.append({"step": self.step, **row})
+        self.metrics.log(self.step, row)
+        return row
+
+    # --- the run ----------------------------------------------------------------------------------
+
+    def run(self) -> TrainResult:
+        config = self.config
+        (self.out / "config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+        if not self.evaluations:
+            self.evaluate()
+        bar = _progress(config.steps, self.step) if config.progress else None
+        try:
+            while self.step < config.steps and not self._out_of_time():
+                metrics = self.train_step()
+                if config.eval_every and self.step % config.eval_every == 0:
+                    metrics.update(self.evaluate())
+                if config.save_every and self.step % config.save_every == 0:
+                    self.save_checkpoint()
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(_postfix(metrics))
+        finally:
+            if bar is not None:
+                bar.close()
+        if self.evaluations[-1]["step"] != self.step:
+            self.evaluate()
+        self.save_checkpoint()
+        final = self.policy.save(self.out / "final")
+        self.metrics.close()
+        if config.plot:
+            plot_learning_curves(
+                {config.algo: self.out / "metrics.jsonl"},
+                self.out / "learning_curve.png",
+                title=", ".join(spec.id for spec in config.envs),
+            )
+        return TrainResult(self.out, self.step, self.train_seconds, self.evaluations, final)
+
+    def _out_of_time(self) -> bool:
+        budget = self.config.time_budget
+        return budget is not None and self.train_seconds >= budget
+
+    # --- checkpoints ------------------------------------------------------------------------------
+
+    def save_checkpoint(self) -> Path:
+        folder = self.out / "checkpoints" / f"step-{self.step}"
+        self.policy.save(folder / "model")
+        state = {
+            "step": self.step,
+            "train_seconds": self.train_seconds,
+            "evaluations": self.evaluations,
+            "learner": self.learner.state_dict(),
+            "task_rng": self.task_rng.bit_generator.state,
+            "sample_generator": self.sample_generator.get_state(),
+            "trainable": _trainable_state(self.policy) if self.policy.lora else None,
+        }
+        torch.save(state, folder / "trainer.pt")
+        return folder
+
+    def load_checkpoint(self, folder: str | Path) -> None:
+        """Continue from a checkpoint of a run with the same config."""
+        folder = Path(folder)
+        if not (folder / "trainer.pt").is_file():
+            raise TrainingError(f"{folder} is not a checkpoint (no trainer.pt)")
+        state = torch.load(folder / "trainer.pt", weights_only=False)
+        if self.policy.lora is not None:
+            self.policy.model.load_state_dict(state["trainable"], strict=False)
+        else:
+            from transformers import AutoModelForCausalLM
+
+            saved = AutoModelForCausalLM.from_pretrained(folder / "model")
+            self.policy.model.load_state_dict(saved.state_dict())
+        self.learner.load_state_dict(state["learner"])
+        self.task_rng.bit_generator.state = state["task_rng"]
+        self.sample_generator.set_state(state["sample_generator"])
+        self.step = state["step"]
+        self.train_seconds = state["train_seconds"]
+        self.evaluations = state["evaluations"]
+        self.metrics.truncate_after(self.step)
+
+
+def latest_checkpoint(output_dir: str | Path) -> Path | None:
+    folders = list((Path(output_dir) / "checkpoints").glob("step-*"))
+    if not folders:
+        return None
+    return max(folders, key=lambda folder: int(folder.name.split("-")[1]))
+
+
+def train(
+    config: TrainConfig, *, resume: bool | str | Path = False, policy: HFPolicy | None = None
+) -> TrainResult:
+    """Run `config`; `resume=True` continues from the latest checkpoint in its output_dir (or
+    pass a checkpoint folder)."""
+    trainer = Trainer(config, policy)
+    if resume:
+        folder = latest_checkpoint(config.output_dir) if resume is True else Path(resume)
+        if folder is None:
+            raise TrainingError(f"no checkpoint to resume from in {config.output_dir}/checkpoints")
+        trainer.load_checkpoint(folder)
+    return trainer.run()
+
+
+def rollout_metrics(episodes: Sequence[Episode], specs: Sequence[EnvSpec]) -> dict[str, float]:
+    judged = [e for e in episodes if not e.infra_error] or list(episodes)
+    rewards = np.array([e.reward for e in judged])
+    metrics = {
+        "rollout/reward_mean": float(rewards.mean()),
+        "rollout/reward_std": float(rewards.std()),
+        "rollout/success_rate": float(np.mean(rewards >= 1.0)),
+        "rollout/episodes": float(len(episodes)),
+        "rollout/completion_tokens": float(np.mean([e.generated_tokens for e in judged])),
+        "rollout/truncated_fraction": float(np.mean([e.completion_truncated for e in judged])),
+        "rollout/turns": float(np.mean([e.record.turns for e in judged])),
+    }
+    if len(specs) > 1:
+        for spec in specs:
+            mine = [e.reward for e in judged if e.env_id == spec.id]
+            if mine:
+                metrics[f"rollout/{spec.id}/reward_mean"] = float(np.mean(mine))
+    return metrics
+
+
+def _trainable_state(policy: HFPolicy) -> dict[str, torch.Tensor]:
+    trainable = {name for name, p in policy.model.named_parameters() if p.requires_grad}
+    return {k: v.detach().clone() for k, v in policy.model.state_dict().items() if k in trainable}
+
+
+def _progress(total: int, done: int) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=done, desc="train", unit="step", dynamic_ncols=True)
+
+
+def _postfix(metrics: dict[str, float]) -> dict[str, str]:
+    shown = {"reward": metrics.get("rollout/reward_mean")}
+    if "eval/success_rate" in metrics:
+        shown["held_out"] = metrics["eval/success_rate"]
+    return {key: f"{value:.3f}" for key, value in shown.items() if value is not None}
