@@ -106,13 +106,12 @@ def _add_train(subparsers: Any) -> None:
 
 
 def run_train(args: argparse.Namespace) -> int:
+    import rlvr  # noqa: F401  (registers the environments)
     from rlvr.agents.hf import LoraSettings
     from rlvr.agents.learners.grpo import GRPOConfig
     from rlvr.agents.learners.ppo import PPOConfig
     from rlvr.agents.rollouts import EnvSpec
     from rlvr.agents.train import TrainConfig, train
-
-    import rlvr  # noqa: F401  (registers the environments)
 
     envs = []
     for text in args.env:
@@ -184,9 +183,8 @@ def _add_tiny(subparsers: Any) -> None:
 
 
 def run_tiny(args: argparse.Namespace) -> int:
-    from rlvr.agents.tiny import WarmStartConfig, build_tiny
-
     import rlvr  # noqa: F401  (registers the environments)
+    from rlvr.agents.tiny import WarmStartConfig, build_tiny
 
     warm = None
     if not args.no_warm_start:

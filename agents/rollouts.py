@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+
 from rlvr.agents.evaluate import EpisodeRecord, play_episodes
 from rlvr.agents.policy import Conversation, SamplingParams
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+
 from rlvr.agents.errors import require_agents_extra
 from rlvr.agents.policy import Conversation, SamplingParams
 

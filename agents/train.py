@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import torch
+
 from rlvr.agents.errors import TrainingError
 from rlvr.agents.evaluate import evaluate
 from rlvr.agents.hf import HFPolicy, LoraSettings

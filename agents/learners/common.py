@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+
 from rlvr.agents.rollouts import Episode
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+
 from rlvr.agents.errors import TrainingError
 from rlvr.agents.learners.common import (
     Batch,
@@ -125,7 +126,9 @@ def group_advantages(
             continue
         values = rewards[members]
         centred = values - values.mean()
-        advantages[members] = centred / (values.std() + eps) if scale else centred
+        std = values.std()
+        # equal rewards: centred is all zeros already (and 0 / 0 must not become nan)
+        advantages[members] = centred / (std + eps) if scale and std > 0 else centred
     return advantages
 
 

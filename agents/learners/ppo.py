@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+
 from rlvr.agents.errors import TrainingError
 from rlvr.agents.learners.common import (
     Batch,

@@ -1,0 +1,89 @@
+"""Environments and a tiny model for the agents tests (independent of other env families).
+
+- `test/Add-v0`: two-digit addition with train/test splits; the reference reply is
+  `The answer is \\boxed{85}.` as in rlvr/Math-v0's arithmetic family.
+- `test/Digits-v0`: the same prompts, graded by how many digits the reply has (up to 4), so even
+  an untrained model gets rewards that differ within a group.
+- `test/Retry-v0`: addition with a second try after a wrong first reply (multi-turn).
+- `test/Flaky-v0`: addition whose verifier fails (an infrastructure error) on odd answers.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from rlvr.envs import Outcome, Problem, ProceduralSource, VerifiableEnv
+from rlvr.verifiers import Verdict
+
+_BOXED = re.compile(r"\\boxed\{(-?\d+)\}")
+
+
+def _addition(rng, difficulty: int) -> Problem:
+    a, b = (int(x) for x in rng.integers(10, 100, size=2))
+    return Problem(prompt=f"What is {a} + {b}?", answer=a + b)
+
+
+def exact(reply: str, task) -> Verdict:
+    found = _BOXED.findall(reply)
+    if not found:
+        return Verdict.unparsable("no \\boxed{} answer")
+    ok = int(found[-1]) == task.answer
+    return Verdict.correct(found[-1]) if ok else Verdict.incorrect(found[-1])
+
+
+def digits(reply: str, task) -> Verdict:
+    score = min(sum(c.isdigit() for c in reply), 4) / 4
+    return Verdict.correct() if score == 1.0 else Verdict.incorrect(score=score)
+
+
+def flaky(reply: str, task) -> Verdict:
+    if task.answer % 2:
+        return Verdict.error("verifier backend unavailable")
+    return exact(reply, task)
+
+
+class AdditionEnv(VerifiableEnv):
+    def __init__(self, split: str = "train", verify: Any = exact, **kwargs: Any) -> None:
+        source = ProceduralSource(_addition, name="add", split=split, test_fraction=0.2)
+        super().__init__(source, verify, **kwargs)
+
+    def reference_reply(self, task) -> str:
+        return f"The answer is \\boxed{{{task.answer}}}."
+
+
+class RetryEnv(AdditionEnv):
+    """Two tries: a wrong first reply gets feedback and a second turn."""
+
+    def _answer(self, reply: str) -> Outcome:
+        outcome = super()._answer(reply)
+        if outcome.reward < 1.0 and self.turn == 0 and not outcome.infra_error:
+            outcome.terminated = False
+            outcome.feedback = "Incorrect, try again."
+        return outcome
+
+
+ENVS = {
+    "test/Add-v0": (AdditionEnv, {}),
+    "test/Digits-v0": (AdditionEnv, {"verify": digits}),
+    "test/Retry-v0": (RetryEnv, {}),
+    "test/Flaky-v0": (AdditionEnv, {"verify": flaky}),
+}
+
+
+def register() -> None:
+    for env_id, (entry, kwargs) in ENVS.items():
+        if env_id not in gym.registry:
+            gym.register(env_id, entry_point=entry, kwargs=kwargs)
+
+
+def tiny_model(folder: Path) -> Path:
+    """An untrained tiny model (tokenizer trained on test/Add-v0 text) saved to `folder`."""
+    from rlvr.agents.tiny import TinyModelConfig, build_tiny
+
+    register()
+    config = TinyModelConfig(hidden_size=32, intermediate_size=64, layers=2, corpus_episodes=300)
+    return build_tiny("test/Add-v0", folder, model=config, warm=None)

@@ -1,0 +1,195 @@
+"""HFPolicy on a tiny local model: batching, sampling settings, saving, LoRA, token-in/token-out."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from rlvr.agents import Policy, SamplingParams  # noqa: E402
+from rlvr.agents.errors import PolicyError  # noqa: E402
+from rlvr.agents.hf import HFPolicy, LoraSettings  # noqa: E402
+from rlvr.agents.learners.common import forward, make_batch  # noqa: E402
+from rlvr.agents.registry import make_policy  # noqa: E402
+from rlvr.agents.rollouts import EnvSpec, RolloutCollector  # noqa: E402
+
+GREEDY = SamplingParams(temperature=0.0, max_new_tokens=12)
+
+
+def chat(text: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": "Add."}, {"role": "user", "content": text}]
+
+
+CONVERSATIONS = [
+    chat("What is 12 + 30?"),
+    chat("What is 99 + 99? Think step by step, please."),
+    chat("Hi"),
+]
+
+
+@pytest.fixture(scope="module")
+def policy(tiny_path) -> HFPolicy:
+    return HFPolicy(tiny_path)
+
+
+def test_generate_returns_n_completions_with_ids_and_logprobs(policy):
+    assert isinstance(policy, Policy)
+    results = policy.generate(CONVERSATIONS, n=3, sampling=SamplingParams(max_new_tokens=8, seed=1))
+    assert [len(samples) for samples in results] == [3, 3, 3]
+    for samples in results:
+        for completion in samples:
+            assert 1 <= len(completion.token_ids) <= 8
+            assert len(completion.logprobs) == len(completion.token_ids)
+            assert all(lp <= 0.0 for lp in completion.logprobs)
+            assert completion.text == policy.decode(completion.token_ids)
+            ended = completion.token_ids[-1] in policy.eos_ids
+            assert completion.finish_reason == ("stop" if ended else "length")
+
+
+def test_seeded_sampling_repeats_and_different_seeds_differ(policy):
+    params = SamplingParams(max_new_tokens=10, seed=7)
+    first = policy.generate(CONVERSATIONS, n=2, sampling=params)
+    again = policy.generate(CONVERSATIONS, n=2, sampling=params)
+    other = policy.generate(CONVERSATIONS, n=2, sampling=SamplingParams(max_new_tokens=10, seed=8))
+    ids = lambda results: [c.token_ids for samples in results for c in samples]  # noqa: E731
+    assert ids(first) == ids(again)
+    assert ids(first) != ids(other)
+
+
+def test_left_padded_batch_gives_the_same_greedy_replies_as_one_at_a_time(policy):
+    batched = policy.generate(CONVERSATIONS, sampling=GREEDY)
+    alone = [policy.generate([c], sampling=GREEDY)[0] for c in CONVERSATIONS]
+    assert [s[0].token_ids for s in batched] == [s[0].token_ids for s in alone]
+    for b, a in zip(batched, alone):
+        assert b[0].logprobs == pytest.approx(a[0].logprobs, abs=1e-4)
+
+
+def test_sampled_logprobs_match_a_training_forward(policy):
+    prompt = policy.encode_prompt(CONVERSATIONS[1])
+    (sample,) = policy.sample([prompt], SamplingParams(temperature=0.7, max_new_tokens=10, seed=3))
+    episode_ids = prompt + sample.token_ids
+    batch = make_batch(
+        [_fake_episode(episode_ids, len(prompt))], policy.tokenizer.pad_token_id, "cpu"
+    )
+    with torch.no_grad():
+        logprobs, _ = forward(policy.model, batch, temperature=0.7)
+    recomputed = logprobs[0, len(prompt) - 1 :].tolist()
+    assert recomputed == pytest.approx(sample.logprobs, abs=1e-4)
+
+
+def _fake_episode(ids, prompt_length):
+    from rlvr.agents.evaluate import EpisodeRecord
+    from rlvr.agents.rollouts import Episode
+
+    record = EpisodeRecord(0, 0, 0, "t", [], [0.0], None, False, False)
+    mask = [0] * prompt_length + [1] * (len(ids) - prompt_length)
+    return Episode(record, "e", 0, ids, mask, [0.0] * len(ids), [len(ids) - 1], prompt_length)
+
+
+def test_max_new_tokens_and_stop_strings(policy):
+    long = SamplingParams(temperature=0.0, max_new_tokens=40)
+    (reference,) = policy.generate([CONVERSATIONS[0]], sampling=long)[0]
+    text = reference.text
+    assert len(text) > 6, "the untrained model should babble for a while"
+    stop = text[3:5]
+    (stopped,) = policy.generate(
+        [CONVERSATIONS[0]],
+        sampling=SamplingParams(temperature=0.0, max_new_tokens=40, stop=(stop,)),
+    )[0]
+    assert stopped.finish_reason == "stop"
+    assert stop in stopped.text and stop not in policy.decode(stopped.token_ids[:-1])
+    assert stopped.token_ids == reference.token_ids[: len(stopped.token_ids)]
+    (short,) = policy.generate(
+        [CONVERSATIONS[0]], sampling=SamplingParams(temperature=0.0, max_new_tokens=2)
+    )[0]
+    if short.token_ids[-1] not in policy.eos_ids:
+        assert short.finish_reason == "length" and len(short.token_ids) == 2
+
+
+def test_save_and_load_round_trip(policy, tmp_path):
+    policy.save(tmp_path / "copy")
+    loaded = make_policy(f"hf:{tmp_path / 'copy'}")
+    assert isinstance(loaded, HFPolicy)
+    ids = lambda p: [s[0].token_ids for s in p.generate(CONVERSATIONS, sampling=GREEDY)]  # noqa: E731
+    assert ids(loaded) == ids(policy)
+
+
+def test_missing_model_folder_names_the_fix(tmp_path):
+    with pytest.raises(PolicyError, match="Pass a local folder with config.json"):
+        HFPolicy(tmp_path / "nothing-here")
+
+
+def test_lora_trains_only_adapters_and_saves_a_merged_model(tiny_path, tmp_path):
+    lora = HFPolicy(tiny_path, lora=LoraSettings(r=2, alpha=4))
+    names = [n for n, p in lora.model.named_parameters() if p.requires_grad]
+    assert names and all("lora_" in n for n in names)
+    with torch.no_grad():  # make the adapters do something, then check the merge keeps it
+        for name, parameter in lora.model.named_parameters():
+            if "lora_B" in name:
+                parameter.fill_(0.05)
+    lora.save(tmp_path / "merged")
+    merged = HFPolicy(tmp_path / "merged")
+    assert not any("lora" in n for n, _ in merged.model.named_parameters())
+    prompt = [lora.encode_prompt(CONVERSATIONS[0])]
+    a = lora.sample(prompt, GREEDY)[0]
+    b = merged.sample(prompt, GREEDY)[0]
+    assert a.token_ids == b.token_ids
+    assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
+
+
+def test_multi_turn_rollouts_train_on_exactly_the_generated_ids(policy):
+    collector = RolloutCollector(
+        policy,
+        [EnvSpec("test/Retry-v0")],
+        group_size=3,
+        sampling=SamplingParams(max_new_tokens=6),
+    )
+    generator = torch.Generator().manual_seed(0)
+    episodes = collector.collect([(0, 11), (0, 12)], generator)
+    assert len(episodes) == 6
+    assert any(e.record.turns == 2 for e in episodes), "the untrained model fails turn one"
+    for episode in episodes:
+        assert [e.record.task_id for e in episodes if e.group == episode.group].count(
+            episode.record.task_id
+        ) == 3, "a group shares one task"
+        ids, mask = episode.token_ids, episode.loss_mask
+        assert len(ids) == len(mask) == len(episode.sampler_logprobs)
+        assert mask[: episode.prompt_length] == [0] * episode.prompt_length
+        roles = [m["role"] for m in episode.record.messages]
+        opening = episode.record.messages[: roles.index("assistant")]
+        assert policy.encode_prompt(opening) == ids[: episode.prompt_length]
+        replies = [m["content"] for m in episode.record.messages if m["role"] == "assistant"]
+        spans = _spans(mask)
+        assert len(spans) == len(replies) == episode.record.turns == len(episode.turn_ends)
+        for (start, end), reply, turn_end in zip(spans, replies, episode.turn_ends):
+            assert policy.decode(ids[start:end]) == reply
+            assert turn_end == end - 1
+        if episode.record.turns == 2:  # the env's feedback went in as masked ids
+            between = ids[spans[0][1] : spans[1][0]]
+            assert "Incorrect, try again." in policy.tokenizer.decode(between)
+        # what the learner trains on is the generated ids, position for position
+        batch = make_batch([episode], policy.tokenizer.pad_token_id, "cpu")
+        trained = batch.input_ids[0, 1:][batch.loss_mask[0] > 0].tolist()
+        assert trained == [t for t, m in zip(ids, mask) if m]
+
+
+def _spans(mask):
+    spans, start = [], None
+    for i, m in enumerate([*mask, 0]):
+        if m and start is None:
+            start = i
+        elif not m and start is not None:
+            spans.append((start, i))
+            start = None
+    return spans
+
+
+def test_followup_needs_an_append_only_template(tiny_path):
+    rewriting = (
+        "{% for m in messages %}{{ m['role'] }}:{{ m['content'] }}|{{ messages|length }}\n"
+        "{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}"
+    )
+    policy = HFPolicy(tiny_path, chat_template=rewriting)
+    history = [*chat("What is 1 + 2?"), {"role": "assistant", "content": "3"}]
+    with pytest.raises(PolicyError, match="rewrites earlier turns"):
+        policy.encode_followup(history, [{"role": "user", "content": "again"}], True)

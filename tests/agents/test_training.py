@@ -1,0 +1,270 @@
+"""Training a tiny model a few steps: parameters move, losses stay finite, runs resume exactly."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from rlvr.agents import SamplingParams  # noqa: E402
+from rlvr.agents.hf import HFPolicy, LoraSettings  # noqa: E402
+from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner  # noqa: E402
+from rlvr.agents.learners.ppo import PPOConfig  # noqa: E402
+from rlvr.agents.metrics import read_metrics  # noqa: E402
+from rlvr.agents.rollouts import EnvSpec, RolloutCollector  # noqa: E402
+from rlvr.agents.train import TrainConfig, Trainer, train  # noqa: E402
+from rlvr.cli import main  # noqa: E402
+
+TIMING_KEYS = ("time/", "charts/tokens_per_second")
+
+
+def config(tiny_path, out, **overrides) -> TrainConfig:
+    settings = dict(
+        envs=[EnvSpec("test/Digits-v0")],
+        model=str(tiny_path),
+        output_dir=str(out),
+        steps=2,
+        prompts_per_step=3,
+        group_size=4,
+        max_new_tokens=8,
+        eval_every=0,
+        eval_episodes=4,
+        tensorboard=False,
+        plot=False,
+        progress=False,
+        grpo=GRPOConfig(lr=1e-3),
+        ppo=PPOConfig(lr=1e-3),
+    )
+    settings.update(overrides)
+    return TrainConfig(**settings)
+
+
+def snapshot(parameters):
+    return [p.detach().clone() for p in parameters]
+
+
+def training_rows(path):
+    rows = [r for r in read_metrics(path) if "losses/policy" in r]
+    return [{k: v for k, v in r.items() if not k.startswith(TIMING_KEYS)} for r in rows]
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"algo": "grpo"},
+        {"algo": "grpo", "grpo": GRPOConfig(lr=1e-3, loss_type="grpo", beta=0.1, mu=2)},
+        {"algo": "grpo", "grpo": GRPOConfig(lr=1e-3, loss_type="dr_grpo", clip_high=0.28)},
+        {"algo": "ppo"},
+        {"algo": "ppo", "ppo": PPOConfig(lr=1e-3, value_model="critic", kl_coef=0.05)},
+    ],
+    ids=["grpo-dapo", "grpo-kl-mu2", "dr-grpo", "ppo-head", "ppo-critic-kl"],
+)
+def test_every_trainable_parameter_changes_and_losses_are_finite(tiny_path, tmp_path, overrides):
+    trainer = Trainer(config(tiny_path, tmp_path, **overrides))
+    learner = trainer.learner
+    trainable = dict(trainer.policy.model.named_parameters())
+    extra = {}
+    if overrides["algo"] == "ppo":
+        extra = {f"value/{n}": p for n, p in learner.value_head.named_parameters()}
+        if learner.critic is not None:
+            extra.update({f"critic/{n}": p for n, p in learner.critic.named_parameters()})
+    watched = {**trainable, **extra}
+    before = {name: p.detach().clone() for name, p in watched.items()}
+    for _ in range(2):
+        metrics = trainer.train_step()
+        losses = {k: v for k, v in metrics.items() if k.startswith("losses/")}
+        assert losses and all(math.isfinite(v) for v in losses.values()), metrics
+    unchanged = [name for name, p in watched.items() if torch.equal(before[name], p)]
+    assert not unchanged, f"parameters that did not change: {unchanged}"
+    assert metrics["rollout/episodes"] == 12
+    assert (
+        metrics["charts/sampler_logprob_gap" if overrides["algo"] == "grpo" else "losses/value"] < 1
+    )
+
+
+def test_lora_training_changes_only_the_adapters(tiny_path, tmp_path):
+    trainer = Trainer(config(tiny_path, tmp_path, lora=LoraSettings(r=2, alpha=4)))
+    named = dict(trainer.policy.model.named_parameters())
+    before = {name: p.detach().clone() for name, p in named.items()}
+    trainer.train_step()
+    trainer.train_step()
+    changed = {name for name, p in named.items() if not torch.equal(before[name], p)}
+    adapters = {name for name, p in named.items() if p.requires_grad}
+    assert changed == adapters and all("lora_" in name for name in adapters)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"algo": "grpo", "grpo": GRPOConfig(lr=1e-3, beta=0.05, mu=2, micro_batch_size=5)},
+        {"algo": "ppo", "ppo": PPOConfig(lr=1e-3, kl_coef=0.05, minibatches=2)},
+    ],
+    ids=["grpo", "ppo"],
+)
+def test_resume_continues_bit_for_bit(tiny_path, tmp_path, overrides):
+    straight = config(tiny_path, tmp_path / "a", steps=4, save_every=2, **overrides)
+    train(straight)
+    resumed = config(tiny_path, tmp_path / "b", steps=4, **overrides)
+    train(resumed, resume=tmp_path / "a" / "checkpoints" / "step-2")
+    a = HFPolicy(tmp_path / "a" / "final").model.state_dict()
+    b = HFPolicy(tmp_path / "b" / "final").model.state_dict()
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[key], b[key]) for key in a)
+    assert training_rows(tmp_path / "a" / "metrics.jsonl")[2:] == training_rows(
+        tmp_path / "b" / "metrics.jsonl"
+    )
+    learner_a = torch.load(tmp_path / "a/checkpoints/step-4/trainer.pt", weights_only=False)
+    learner_b = torch.load(tmp_path / "b/checkpoints/step-4/trainer.pt", weights_only=False)
+    assert torch.equal(learner_a["sample_generator"], learner_b["sample_generator"])
+
+
+def test_resume_true_picks_the_latest_checkpoint_and_keeps_the_metrics_consistent(
+    tiny_path, tmp_path
+):
+    train(config(tiny_path, tmp_path, steps=2))
+    result = train(config(tiny_path, tmp_path, steps=3), resume=True)
+    assert result.steps == 3
+    steps = [
+        row["step"] for row in read_metrics(tmp_path / "metrics.jsonl") if "losses/policy" in row
+    ]
+    assert steps == [1, 2, 3]
+
+
+def test_infra_errors_are_dropped_from_the_loss_and_counted(tiny_path):
+    policy = HFPolicy(tiny_path)
+    collector = RolloutCollector(
+        policy, [EnvSpec("test/Flaky-v0")], group_size=2, sampling=SamplingParams(max_new_tokens=4)
+    )
+    episodes = collector.collect([(0, seed) for seed in range(8)], torch.Generator().manual_seed(0))
+    broken = [e for e in episodes if e.infra_error]
+    assert broken and len(broken) < len(episodes)
+    learner = GRPOLearner(policy, GRPOConfig(lr=1e-3))
+    metrics = learner.update(episodes)
+    assert metrics["rollout/infra_errors"] == len(broken)
+    before = snapshot(learner.parameters)
+    skipped = learner.update(broken)
+    assert skipped["losses/skipped"] == 1.0
+    assert all(torch.equal(a, b) for a, b in zip(before, learner.parameters))
+
+
+def test_gradient_accumulation_matches_one_big_batch(tiny_path):
+    updated = []
+    for micro in (None, 3):
+        policy = HFPolicy(tiny_path)
+        collector = RolloutCollector(
+            policy,
+            [EnvSpec("test/Digits-v0")],
+            group_size=4,
+            sampling=SamplingParams(max_new_tokens=6),
+        )
+        episodes = collector.collect([(0, 1), (0, 2)], torch.Generator().manual_seed(5))
+        for loss_type in ("grpo", "dapo", "dr_grpo"):
+            learner = GRPOLearner(
+                policy, GRPOConfig(lr=1e-3, loss_type=loss_type, micro_batch_size=micro)
+            )
+            learner.update(episodes)
+        updated.append(snapshot(policy.trainable_parameters()))
+    for big, small in zip(*updated):
+        assert torch.allclose(big, small, atol=1e-6)
+
+
+def test_truncated_replies_can_be_masked_out(tiny_path):
+    moved = {}
+    for mask_truncated in (True, False):
+        policy = HFPolicy(tiny_path)
+        collector = RolloutCollector(
+            policy,
+            [EnvSpec("test/Digits-v0")],
+            group_size=4,
+            sampling=SamplingParams(max_new_tokens=3),
+        )
+        episodes = collector.collect([(0, 1), (0, 2)], torch.Generator().manual_seed(5))
+        for episode in episodes:
+            episode.completion_truncated = True
+        learner = GRPOLearner(policy, GRPOConfig(lr=1e-3, mask_truncated=mask_truncated))
+        before = snapshot(learner.parameters)
+        learner.update(episodes)
+        moved[mask_truncated] = any(
+            not torch.equal(a, b) for a, b in zip(before, learner.parameters)
+        )
+    assert moved == {True: False, False: True}
+
+
+def test_envs_are_mixed_by_weight(tiny_path, tmp_path):
+    envs = [EnvSpec("test/Digits-v0", weight=3.0), EnvSpec("test/Add-v0", weight=1.0)]
+    trainer = Trainer(config(tiny_path, tmp_path, envs=envs, prompts_per_step=4))
+    drawn = [env for _ in range(200) for env, _ in trainer.draw_tasks()]
+    assert 0.70 < drawn.count(0) / len(drawn) < 0.80
+    metrics = trainer.train_step()
+    assert any(key.startswith("rollout/test/") for key in metrics)
+    evaluation = trainer.evaluate()
+    assert set(evaluation) >= {
+        "eval/test/Digits-v0/success_rate",
+        "eval/test/Add-v0/success_rate",
+        "eval/success_rate",
+    }
+
+
+def test_periodic_held_out_evaluation_and_outputs(tiny_path, tmp_path):
+    result = train(config(tiny_path, tmp_path, steps=4, eval_every=2, tensorboard=True, plot=True))
+    rows = read_metrics(tmp_path / "metrics.jsonl")
+    assert [r["step"] for r in rows if "eval/success_rate" in r] == [0, 2, 4]
+    assert [e["step"] for e in result.evaluations] == [0, 2, 4]
+    assert (tmp_path / "learning_curve.png").stat().st_size > 10_000
+    assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
+    assert (tmp_path / "final" / "config.json").exists()
+    assert json.loads((tmp_path / "config.json").read_text())["steps"] == 4
+
+
+def test_held_out_split_is_used_for_evaluation():
+    spec = EnvSpec("rlvr/Math-v0", kwargs={"difficulty": 1})
+    assert spec.eval_kwargs == {"difficulty": 1, "split": "test"}
+    custom = EnvSpec("x/Y-v0", kwargs={"a": 1}, heldout_kwargs={"b": 2})
+    assert custom.eval_kwargs == {"b": 2}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "fix"),
+    [
+        ({"algo": "a2c"}, "algo must be one of"),
+        ({"group_size": 1}, "set group_size >= 2"),
+        ({"envs": []}, "give at least one EnvSpec"),
+        ({"temperature": 0.0}, "temperature must be > 0"),
+    ],
+)
+def test_train_config_errors_name_the_fix(tiny_path, tmp_path, overrides, fix):
+    with pytest.raises(ValueError, match=fix):
+        config(tiny_path, tmp_path, **overrides)
+
+
+def test_rlvr_train_command(tiny_path, tmp_path, capsys):
+    code = main(
+        [
+            "train", "--env", "test/Digits-v0=2", "--env", "test/Add-v0", "--model", str(tiny_path),
+            "--algo", "ppo", "--steps", "2", "--prompts", "2", "--group-size", "2",
+            "--max-new-tokens", "6", "--lr", "1e-3", "--eval-episodes", "4", "--out",
+            str(tmp_path), "--no-progress", "--threads", "1",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "held-out" in out and "final model" in out
+    assert (tmp_path / "final" / "model.safetensors").exists()
+    assert (tmp_path / "learning_curve.png").exists()
+    saved = json.loads((tmp_path / "config.json").read_text())
+    assert [(e["id"], e["weight"]) for e in saved["envs"]] == [
+        ("test/Digits-v0", 2.0),
+        ("test/Add-v0", 1.0),
+    ]
+
+
+def test_rlvr_tiny_command_builds_a_loadable_model(tmp_path, capsys):
+    code = main(["tiny", "--env", "test/Add-v0", "--out", str(tmp_path / "m"), "--no-warm-start"])
+    assert code == 0
+    policy = HFPolicy(tmp_path / "m")
+    assert 100_000 < sum(p.numel() for p in policy.model.parameters()) < 1_000_000
+    card = json.loads((tmp_path / "m" / "rlvr_tiny.json").read_text())
+    assert card["env_id"] == "test/Add-v0" and card["warm_start"] is None
