@@ -17,6 +17,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+
 from rlvr.agents.policy import Completion, EnvAware, Policy, SamplingParams
 
 

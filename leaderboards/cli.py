@@ -171,9 +171,9 @@ def _stale_ids(store: Any) -> list[int]:
 
 def list_suites(args: argparse.Namespace) -> int:
     import gymnasium as gym
-    from rlvr.leaderboards.suites import builtin_suite_names, load_suite
 
     import rlvr  # noqa: F401  (registers the environments)
+    from rlvr.leaderboards.suites import builtin_suite_names, load_suite
 
     for name in builtin_suite_names():
         suite = load_suite(name)

@@ -128,6 +128,7 @@ def stale_results(results: Sequence[BenchResult]) -> list[BenchResult]:
     import json
 
     import gymnasium as gym
+
     from rlvr.leaderboards.provenance import verifier_info
 
     today: dict[str, dict[str, Any]] = {}

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+
 from rlvr.agents.evaluate import EpisodeRecord
 
 

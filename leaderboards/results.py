@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+
 from rlvr.agents.evaluate import EpisodeRecord, EvalReport
 from rlvr.leaderboards.provenance import dataset_hash
 from rlvr.leaderboards.suites import Bootstrap, Suite, SuiteEnv

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import gymnasium as gym
+
 from rlvr.agents.evaluate import EpisodeRecord, EvalReport, evaluate, task_fingerprint
 from rlvr.agents.policy import Policy, SamplingParams
 from rlvr.leaderboards.errors import LeaderboardError, ReverifyError

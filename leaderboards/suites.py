@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+
 from rlvr.agents.policy import SamplingParams
 from rlvr.leaderboards.errors import SuiteError
 

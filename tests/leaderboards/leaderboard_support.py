@@ -1,9 +1,7 @@
 """Envs, agents and a headless browser for the leaderboard tests (imported by them).
 
 The envs are registered here, at import, with `rlvr.envs.register_task_env` (and one with a
-held-out split); worker processes are forked from this process, so they see them too. This is
-not a conftest.py: a second module named `conftest` would shadow tests/conftest.py for
-`from conftest import require_service`.
+held-out split); worker processes are forked from this process, so they see them too.
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+
 from rlvr.agents.policy import Completion, Conversation, SamplingParams
 from rlvr.envs import Problem, ProceduralSource, VerifiableEnv, register_task_env
 from rlvr.verifiers.types import Task, Verdict
@@ -233,7 +232,7 @@ def _free_port() -> int:
 @contextmanager
 def launch_browser(profile: Path) -> Iterator[Browser]:
     """Headless Chromium behind a chromedriver we start on a free port (skip/fail if absent)."""
-    from conftest import require_service  # tests/conftest.py
+    from tests.conftest import require_service
 
     present = Path(CHROMIUM).exists() and shutil.which(CHROMEDRIVER) is not None
     require_service("chromium", present, f"needs {CHROMIUM} and {CHROMEDRIVER}")

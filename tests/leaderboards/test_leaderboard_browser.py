@@ -6,10 +6,15 @@ import re
 from pathlib import Path
 
 import pytest
-from leaderboard_support import ELEMENT_KEY, YES_ENV, launch_browser, write_toy_suite
-from rlvr.leaderboards import ResultStore, load_suite, run_suite
 
 from rlvr.cli import main
+from rlvr.leaderboards import ResultStore, load_suite, run_suite
+from tests.leaderboards.leaderboard_support import (
+    ELEMENT_KEY,
+    YES_ENV,
+    launch_browser,
+    write_toy_suite,
+)
 
 pytestmark = pytest.mark.browser
 

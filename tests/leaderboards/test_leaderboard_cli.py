@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from leaderboard_support import TOY_SUITE, fixed_yes_verifier, write_toy_suite
-from rlvr.leaderboards import NotComparableError, ResultStore, load_suite, rank, run_suite
-from rlvr.leaderboards.compare import differences
 
 from rlvr.cli import main
+from rlvr.leaderboards import NotComparableError, ResultStore, load_suite, rank, run_suite
+from rlvr.leaderboards.compare import differences
+from tests.leaderboards.leaderboard_support import TOY_SUITE, fixed_yes_verifier, write_toy_suite
 
 
 def bench(db: Path, suite: Path | str, agent: str, *extra: str) -> int:
@@ -64,7 +64,8 @@ def test_different_verifier_versions_are_refused_then_reverified(tmp_path: Path,
         assert "#1 'random'" in err and "#2 'oracle'" in err
         assert "lbtest/Yes-v0: judged by different verifiers" in err
         assert (
-            "leaderboard_support.YesVerifier 1 (#1) vs leaderboard_support.YesVerifier 2 (#3)"
+            "tests.leaderboards.leaderboard_support.YesVerifier 1 (#1) vs "
+            "tests.leaderboards.leaderboard_support.YesVerifier 2 (#3)"
         ) in err
         assert "rlvr bench reverify 1 2" in err
         assert main(["leaderboard", "html", str(tmp_path / "site"), "--db", str(db)]) == 1

@@ -7,7 +7,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from leaderboard_support import (
+
+from rlvr.leaderboards import ReverifyError, load_suite, parse_suite, reverify, run_suite
+from rlvr.leaderboards import runner as runner_module
+from rlvr.leaderboards.results import bootstrap_means, per_task_scores
+from rlvr.leaderboards.suites import Bootstrap
+from tests.leaderboards.leaderboard_support import (
     SPLIT_ENV,
     TOY_SUITE,
     YES_ENV,
@@ -15,10 +20,6 @@ from leaderboard_support import (
     fixed_yes_verifier,
     write_toy_suite,
 )
-from rlvr.leaderboards import ReverifyError, load_suite, parse_suite, reverify, run_suite
-from rlvr.leaderboards import runner as runner_module
-from rlvr.leaderboards.results import bootstrap_means, per_task_scores
-from rlvr.leaderboards.suites import Bootstrap
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ def test_result_records_what_reproduces_it(toy) -> None:
     assert code["git"] is None or len(code["git"]["commit"]) == 40
     yes = result.env(YES_ENV)
     assert yes.verifier == {
-        "name": "leaderboard_support.YesVerifier",
+        "name": "tests.leaderboards.leaderboard_support.YesVerifier",
         "version": "1",
         "declared": True,
     }

@@ -7,9 +7,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from leaderboard_support import YES_ENV, write_toy_suite
+
 from rlvr.leaderboards import ResultStore, StoreError, default_db_path, load_suite, run_suite
 from rlvr.leaderboards.results import BenchResult
+from tests.leaderboards.leaderboard_support import YES_ENV, write_toy_suite
 
 
 @pytest.fixture(scope="module")

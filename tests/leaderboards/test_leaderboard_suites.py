@@ -8,8 +8,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from leaderboard_support import ADD_ENV, SPLIT_ENV, TOY_SUITE, write_toy_suite
+
 from rlvr.leaderboards import Suite, SuiteError, builtin_suite_names, load_suite, parse_suite
+from tests.leaderboards.leaderboard_support import ADD_ENV, SPLIT_ENV, TOY_SUITE, write_toy_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 
