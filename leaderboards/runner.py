@@ -146,6 +146,10 @@ def reverify(
     now ends earlier drops its later replies; one that now wants more replies than were stored
     ends there and is marked truncated (re-verification cannot ask the agent for more).
     """
+    if result.superseded_by is not None:
+        raise ReverifyError(
+            f"result {result.id} was already re-judged as #{result.superseded_by}; re-judge that one"
+        )
     if not result.traces:
         raise ReverifyError(f"result {result.id} has no traces to re-judge")
     suite = result.suite

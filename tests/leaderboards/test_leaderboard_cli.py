@@ -84,6 +84,8 @@ def test_different_verifier_versions_are_refused_then_reverified(tmp_path: Path,
     with ResultStore(db) as store:
         assert [r.id for r in store.results()] == [3, 4, 5]
         assert store.get(4).reverified_from == 1
+    assert main(["bench", "reverify", "1", "--db", str(db), "--no-progress"]) == 1
+    assert "already re-judged as #4; re-judge that one" in capsys.readouterr().err
 
 
 def test_different_suite_definitions_are_refused_with_the_difference(tmp_path: Path) -> None:

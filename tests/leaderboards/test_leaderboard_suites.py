@@ -151,3 +151,9 @@ def test_wheel_ships_the_suite_files(tmp_path: Path) -> None:
     for suite in builtin_suite_names():
         assert f"rlvr/leaderboards/suites/{suite}.toml" in names
     assert "rlvr/leaderboards/cli.py" in names
+
+
+def test_leaderboards_import_no_torch() -> None:
+    code = "import sys, rlvr.leaderboards, rlvr.leaderboards.cli; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
