@@ -148,7 +148,8 @@ def reverify(
     """
     if result.superseded_by is not None:
         raise ReverifyError(
-            f"result {result.id} was already re-judged as #{result.superseded_by}; re-judge that one"
+            f"result {result.id} was already re-judged as #{result.superseded_by}; "
+            "re-judge that one"
         )
     if not result.traces:
         raise ReverifyError(f"result {result.id} has no traces to re-judge")
