@@ -25,10 +25,12 @@ import pytest
 from rlvr.agents.policy import Completion, Conversation, SamplingParams
 from rlvr.envs import Problem, ProceduralSource, VerifiableEnv, register_task_env
 from rlvr.verifiers.types import Task, Verdict
+from tests.envs.toy_envs import GuessNumberEnv
 
 ADD_ENV = "lbtest/Add-v0"
 YES_ENV = "lbtest/Yes-v0"
 SPLIT_ENV = "lbtest/Split-v0"
+GUESS_ENV = "lbtest/Guess-v0"
 
 
 class YesVerifier:
@@ -70,6 +72,8 @@ def _register() -> None:
     register_task_env(YES_ENV, questions, YES_VERIFIER, override=True)
     if SPLIT_ENV not in gym.registry:
         gym.register(SPLIT_ENV, entry_point=SplitAddEnv)
+    if GUESS_ENV not in gym.registry:  # multi-turn: guess a number, told "higher"/"lower"
+        gym.register(GUESS_ENV, entry_point=GuessNumberEnv, max_episode_steps=6)
 
 
 _register()

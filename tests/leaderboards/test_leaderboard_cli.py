@@ -43,9 +43,10 @@ def test_bench_errors_are_clear(tmp_path: Path, capsys) -> None:
     assert "needs --suite and --agent" in capsys.readouterr().err
     assert bench(db, "no-such-suite", "oracle") == 1
     assert "no built-in suite 'no-such-suite'" in capsys.readouterr().err
-    assert bench(db, "code", "oracle") == 1  # rlvr/Code-v0 may not be registered in this build
-    err = capsys.readouterr().err
-    assert "is not registered" in err or "result" in err
+    future = tmp_path / "future.toml"
+    future.write_text('name = "future"\nsplit = false\n[[envs]]\nid = "rlvr/NotYet-v0"\n')
+    assert bench(db, future, "oracle") == 1
+    assert "rlvr/NotYet-v0 is not registered" in capsys.readouterr().err
     assert bench(db, write_toy_suite(tmp_path), "telepathy") == 1
     assert "unknown agent 'telepathy'" in capsys.readouterr().err
 

@@ -13,6 +13,7 @@ from rlvr.leaderboards import runner as runner_module
 from rlvr.leaderboards.results import bootstrap_means, per_task_scores
 from rlvr.leaderboards.suites import Bootstrap
 from tests.leaderboards.leaderboard_support import (
+    GUESS_ENV,
     SPLIT_ENV,
     TOY_SUITE,
     YES_ENV,
@@ -169,3 +170,23 @@ def test_reverify_refuses_when_the_tasks_changed(toy) -> None:
     tampered.task_id = "some other task"
     with pytest.raises(ReverifyError, match="now poses task"):
         reverify(old, parallel="serial")
+
+
+def test_multi_turn_env_runs_and_replays() -> None:
+    suite = parse_suite(f'name = "g"\nsplit = false\nepisodes = 20\n[[envs]]\nid = "{GUESS_ENV}"\n')
+    result = run_suite(suite, "oracle", parallel="processes", workers=2)
+    assert result.score == 1.0
+    records = result.traces[GUESS_ENV]
+    assert max(record.turns for record in records) > 1  # binary search needs several guesses
+    again = reverify(result, parallel="serial")
+    assert [r.to_dict() for r in again.traces[GUESS_ENV]] == [r.to_dict() for r in records]
+    # Keep only each episode's first guess: those episodes now end unsolved and truncated.
+    for record in records:
+        first = next(i for i, m in enumerate(record.messages) if m["role"] == "assistant")
+        record.messages = record.messages[: first + 1]
+    cut = reverify(result, parallel="serial")
+    for record in cut.traces[GUESS_ENV]:
+        solved_at_once = record.verdict["status"] == "correct"
+        assert record.truncated is not solved_at_once
+        assert record.total_reward == float(solved_at_once)
+    assert cut.score < 1.0
