@@ -137,26 +137,26 @@ def run_reverify(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.views import fmt_score
 
     try:
+        # Read, then close the store before forking workers: a SQLite connection must not be
+        # carried across fork.
         with _store(args) as store:
             ids = list(args.ids)
             if args.stale:
                 ids += [i for i in _stale_ids(store) if i not in ids]
-            if not ids:
-                return _fail("name result ids to re-judge, or pass --stale")
-            for result_id in ids:
-                old = store.get(result_id)
-                new = reverify(
-                    old,
-                    parallel=args.parallel,
-                    workers=args.workers,
-                    progress=not args.no_progress,
-                )
+            olds = [store.get(result_id) for result_id in ids]
+        if not ids:
+            return _fail("name result ids to re-judge, or pass --stale")
+        for old in olds:
+            new = reverify(
+                old, parallel=args.parallel, workers=args.workers, progress=not args.no_progress
+            )
+            with _store(args) as store:
                 store.add(new, supersedes=old.id)
-                changes = ", ".join(
-                    f"{env.label} {fmt_score(before.score)} -> {fmt_score(env.score)}"
-                    for env, before in zip(new.envs, old.envs)
-                )
-                print(f"#{old.id} {old.name!r} re-judged as #{new.id}: {changes}")
+            changes = ", ".join(
+                f"{env.label} {fmt_score(before.score)} -> {fmt_score(env.score)}"
+                for env, before in zip(new.envs, old.envs)
+            )
+            print(f"#{old.id} {old.name!r} re-judged as #{new.id}: {changes}")
     except LeaderboardError as exc:
         return _fail(str(exc))
     return 0
