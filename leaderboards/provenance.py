@@ -89,7 +89,7 @@ def dataset_hash(records: Iterable[EpisodeRecord | dict[str, Any]]) -> str:
             continue
         seen[data["episode"]] = (
             data["task_id"],
-            _prompt_messages(data["messages"]),
+            prompt_messages(data["messages"]),
             data.get("task_hash"),
         )
     digest = hashlib.sha256()
@@ -98,7 +98,7 @@ def dataset_hash(records: Iterable[EpisodeRecord | dict[str, Any]]) -> str:
     return digest.hexdigest()
 
 
-def _prompt_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def prompt_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The messages before the agent's first reply (system prompt and task)."""
     prompt = []
     for message in messages:

@@ -34,7 +34,7 @@ import gymnasium as gym
 from rlvr.agents.evaluate import EpisodeRecord, EvalReport, evaluate, task_fingerprint
 from rlvr.agents.policy import Policy, SamplingParams
 from rlvr.leaderboards.errors import LeaderboardError, ReverifyError
-from rlvr.leaderboards.provenance import _prompt_messages, code_info, probe_env
+from rlvr.leaderboards.provenance import code_info, probe_env, prompt_messages
 from rlvr.leaderboards.results import BenchResult, EnvRun, score_runs
 from rlvr.leaderboards.suites import Suite, SuiteEnv
 
@@ -101,14 +101,15 @@ def run_suite(
     spec = agent if isinstance(agent, str) else None
     kind = spec.partition(":")[0] if spec is not None else None
     mode = _choose_mode(parallel, kind)
-    described = _build_policy(spec) if spec is not None else agent
-    shared = None if spec is not None and kind not in SHARED_POLICY_KINDS else described
-    if mode == "processes" and shared is not None:
+    shares_policy = spec is None or kind in SHARED_POLICY_KINDS
+    if mode == "processes" and shares_policy:  # refuse before loading a model for nothing
         raise ValueError(
             "parallel='processes' rebuilds the policy in each worker from a spec string; this "
             f"agent ({spec or type(agent).__name__}) is built once and shared: use "
             "parallel='serial' or 'threads'"
         )
+    described = _build_policy(spec) if spec is not None else agent
+    shared = described if shares_policy else None
     shards = [
         Shard(env, first, count, suite.samples, suite.sampling, spec, batch_size, shared)
         for env in suite.envs
@@ -393,8 +394,8 @@ def _replay(
 def _replay_episode(env: gym.Env, entry: SuiteEnv, stored: EpisodeRecord) -> EpisodeRecord:
     options = {"task_index": stored.episode} if entry.index_tasks else None
     _, info = env.reset(seed=stored.seed, options=options)
-    prompt = _prompt_messages(info["messages"])
-    if info["task_id"] != stored.task_id or prompt != _prompt_messages(stored.messages):
+    prompt = prompt_messages(info["messages"])
+    if info["task_id"] != stored.task_id or prompt != prompt_messages(stored.messages):
         raise ReverifyError(
             f"{entry.label} episode {stored.episode} (seed {stored.seed}) now poses task "
             f"{info['task_id']!r}, not the stored {stored.task_id!r}: the env's tasks changed, so "

@@ -100,6 +100,8 @@ def test_auto_parallelism_by_agent_kind(toy) -> None:
     assert runner_module._choose_mode("auto", None) == "serial"
     with pytest.raises(ValueError, match="built once and shared"):
         run_suite(toy, CountingPolicy(), parallel="processes")
+    with pytest.raises(ValueError, match="built once and shared"):  # refused before loading it
+        run_suite(toy, "hf:/no/such/model", parallel="processes")
     with pytest.raises(ValueError, match="parallel must be one of"):
         run_suite(toy, "oracle", parallel="gpu")
 
