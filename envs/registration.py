@@ -23,7 +23,9 @@ class EnvEntry:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
 
-BUILTIN_ENVS: tuple[EnvEntry, ...] = ()
+BUILTIN_ENVS: tuple[EnvEntry, ...] = (
+    EnvEntry("rlvr/ToolMath-v0", "rlvr.envs.tool_math:ToolMathEnv", max_episode_steps=10),
+)
 
 
 def register_builtin_envs() -> None:
