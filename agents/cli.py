@@ -27,10 +27,9 @@ def _agent_help() -> str:
 
 
 def run_eval(args: argparse.Namespace) -> int:
+    import rlvr  # noqa: F401  (registers the environments)
     from rlvr.agents.evaluate import evaluate
     from rlvr.agents.registry import make_policy
-
-    import rlvr  # noqa: F401  (registers the environments)
 
     policy = make_policy(args.agent)
     report = evaluate(

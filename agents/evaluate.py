@@ -15,6 +15,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+
 from rlvr.agents.policy import EnvAware, Policy, SamplingParams
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import gymnasium as gym
 import numpy as np
+
 from rlvr.agents.policy import Completion, Conversation, SamplingParams
 
 _WORDS = ("the", "answer", "is", "maybe", "yes", "no", "x", "=", "+", "7", "42", "0", "1/2")

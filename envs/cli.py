@@ -38,9 +38,8 @@ def card_summary(env_id: str) -> str:
 
 
 def list_envs(args: argparse.Namespace) -> int:
-    from rlvr.envs.registration import user_env_ids
-
     import rlvr  # noqa: F401  (registers the environments)
+    from rlvr.envs.registration import user_env_ids
 
     ours = {*(i for i in gym.registry if gym.registry[i].namespace == "rlvr"), *user_env_ids()}
     ids = sorted(gym.registry if args.all else ours)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import gymnasium as gym
+
 from rlvr.envs.errors import EnvConfigError, ResetNeeded
 from rlvr.envs.spaces import TextSpace
 from rlvr.verifiers.types import Verdict

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+
 from rlvr.envs.tasks import TaskSource
 from rlvr.verifiers.types import Task
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+
 from rlvr.envs.errors import DatasetError
 from rlvr.verifiers.types import Task, TaskFormatError
 
