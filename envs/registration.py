@@ -26,6 +26,8 @@ class EnvEntry:
 
 BUILTIN_ENVS: tuple[EnvEntry, ...] = (
     EnvEntry("rlvr/ToolMath-v0", "rlvr.envs.tool_math:ToolMathEnv", max_episode_steps=10),
+    EnvEntry("rlvr/WebShop-v0", "rlvr.envs.web.webshop:WebShopEnv", max_episode_steps=30),
+    EnvEntry("rlvr/WikiQA-v0", "rlvr.envs.web.wikiqa:WikiQAEnv", max_episode_steps=20),
 )
 
 

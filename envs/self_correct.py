@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 import gymnasium as gym
+
 from rlvr.envs.core import Outcome, Start, TextEnv
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.verifiable import VerifiableEnv, as_verifiable_env

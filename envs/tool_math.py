@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
+
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.tasks import Problem, ProceduralSource
 from rlvr.envs.tools.calculator import calculator_tool
 from rlvr.envs.tools.env import VerifiableToolEnv
+from rlvr.envs.tools.parsing import format_tool_call
 from rlvr.envs.tools.tool import Tool
 from rlvr.envs.verifiable import VerifiableEnv
 from rlvr.verifiers.types import Task, Verdict
@@ -94,14 +95,8 @@ class ToolMathEnv(VerifiableToolEnv):
         if task is None:
             raise RuntimeError("call reset() before oracle_reply()")
         expression = task.metadata["expression"]
-        wanted = {"expression": expression}
-        computed = any(
-            call["name"] == "calculator" and call["ok"] and call["arguments"] == wanted
-            for call in self.calls
-        )
-        if not computed:
-            call = {"name": "calculator", "arguments": {"expression": expression}}
-            return f"<tool_call>{json.dumps(call)}</tool_call>"
+        if not self.called("calculator", expression=expression):
+            return format_tool_call("calculator", expression=expression)
         return f"The calculator gives the result.\n\\boxed{{{task.answer}}}"
 
 

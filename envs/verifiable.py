@@ -14,6 +14,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+
 from rlvr.envs.core import Outcome, Start, TextEnv
 from rlvr.envs.errors import EnvConfigError, ResetNeeded
 from rlvr.envs.tasks import TaskSource, as_source

@@ -4,7 +4,7 @@
 from rlvr.envs.errors import ToolError, ToolInfraError
 from rlvr.envs.tools.calculator import CalculatorError, calculator_tool, evaluate
 from rlvr.envs.tools.env import ToolEnv, VerifiableToolEnv
-from rlvr.envs.tools.parsing import ParsedReply, ToolCall, parse_tool_calls
+from rlvr.envs.tools.parsing import ParsedReply, ToolCall, format_tool_call, parse_tool_calls
 from rlvr.envs.tools.tool import Tool, Toolbox, ToolResult, tool, validate_arguments
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "VerifiableToolEnv",
     "calculator_tool",
     "evaluate",
+    "format_tool_call",
     "parse_tool_calls",
     "tool",
     "validate_arguments",

@@ -17,7 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from rlvr.envs.errors import ToolError
-from rlvr.envs.tools.tool import Tool
+from rlvr.envs.tools.tool import Tool, object_schema
 
 Number = int | Fraction | float
 
@@ -93,14 +93,9 @@ def calculator_tool(timeout: float = 2.0) -> Tool:
             "parentheses. Functions: " + ", ".join(sorted(_FUNCTIONS)) + ". Constants: pi, e. "
             "No variables, no thousands separators."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "expression": {"type": "string", "description": "e.g. '48213 * 376 - 1200'"}
-            },
-            "required": ["expression"],
-            "additionalProperties": False,
-        },
+        parameters=object_schema(
+            {"expression": {"type": "string", "description": "e.g. '48213 * 376 - 1200'"}}
+        ),
         function=calculator,
         timeout=timeout,
     )

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
+
 from rlvr.envs.core import Outcome, Start, TextEnv
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.tools.parsing import ToolCall, parse_tool_calls
@@ -146,6 +147,13 @@ class ToolEnv(TextEnv):
         }
         self.calls.append(record)
         return record
+
+    def called(self, name: str, **arguments: Any) -> bool:
+        """Whether this episode already made the call `name(**arguments)` successfully."""
+        return any(
+            call["name"] == name and call["ok"] and call["arguments"] == arguments
+            for call in self.calls
+        )
 
     @staticmethod
     def _with_calls(outcome: Outcome, step_calls: list[dict[str, Any]]) -> Outcome:

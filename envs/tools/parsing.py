@@ -161,3 +161,9 @@ def _calls_from(value: Any) -> list[ToolCall]:
     if not isinstance(arguments, dict):
         raise ValueError(f"'arguments' must be an object, got {type(arguments).__name__}")
     return [ToolCall(name, arguments)]
+
+
+def format_tool_call(name: str, **arguments: Any) -> str:
+    """A reply that calls `name` with `arguments`, in the tagged format (what oracles write)."""
+    call = {"name": name, "arguments": arguments}
+    return f"<tool_call>{json.dumps(call, ensure_ascii=False)}</tool_call>"

@@ -194,6 +194,17 @@ def _schema_of(hint: Any) -> dict[str, Any]:
     return {}  # Any, or a type JSON has no name for: accept anything
 
 
+def object_schema(properties: Mapping[str, Any], required: Iterable[str] | None = None) -> dict:
+    """The JSON schema of an arguments object; every property is required unless `required` says
+    otherwise, and no other property is allowed."""
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": list(properties) if required is None else list(required),
+        "additionalProperties": False,
+    }
+
+
 def validate_arguments(schema: Mapping[str, Any], value: Any, where: str = "") -> list[str]:
     """Problems of `value` against the subset of JSON schema tools use (type, enum, properties,
     required, additionalProperties, items); an empty list means it is valid."""
