@@ -358,8 +358,8 @@ def _person(wiki: Wiki, person: Article) -> str:
     founded = [c for c in wiki.by_kind["company"] if c.links["founder"] == person.slug]
     mayor_of = [c for c in wiki.by_kind["city"] if c.links["mayor"] == person.slug]
     return (
-        f"<p>{escape(person.title)} (born {facts['birth_year']}) is {_article(facts['occupation'])} "
-        f"born in {_a(wiki, links['birth_city'])}.{works}</p>"
+        f"<p>{escape(person.title)} (born {facts['birth_year']}) is "
+        f"{_article(facts['occupation'])} born in {_a(wiki, links['birth_city'])}.{works}</p>"
         + _list(wiki, "Founded", founded)
         + _list(wiki, "Mayor of", mayor_of)
     )
