@@ -216,7 +216,10 @@ class Browser:
         status, body, final_path = self.request("GET" if form is None else "POST", path, form)
         page = render_html(body, final_path, status)
         if status >= 400:
-            message = " ".join(line.lstrip("# ") for line in page.lines if "[" not in line)
+            # The error page's own text, without its heading and navigation links.
+            message = " ".join(
+                line for line in page.lines if not line.startswith("#") and "[" not in line
+            )
             raise ToolError(message or f"HTTP {status} for {path}")
         self.page = page
         return page

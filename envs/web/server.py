@@ -168,8 +168,7 @@ class SiteServer:
         self.app = app
         self.sessions = SessionStore(max_sessions)
         handler = type("Handler", (_Handler,), {"site": self})
-        self._httpd = ThreadingHTTPServer((host, port), handler)
-        self._httpd.daemon_threads = True
+        self._httpd = _HTTPServer((host, port), handler)
         self._thread: threading.Thread | None = None
 
     @property
@@ -180,7 +179,10 @@ class SiteServer:
     def start(self) -> SiteServer:
         if self._thread is None:
             self._thread = threading.Thread(
-                target=self._httpd.serve_forever, name=f"rlvr-site {self.url}", daemon=True
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.05},  # how long stop() waits for the loop to notice
+                name=f"rlvr-site {self.url}",
+                daemon=True,
             )
             self._thread.start()
         return self
@@ -198,6 +200,13 @@ class SiteServer:
             self._httpd.serve_forever()
         finally:
             self._httpd.server_close()
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    # socketserver's default backlog of 5 resets connections when a GRPO group's envs all
+    # request at once.
+    request_queue_size = 256
 
 
 class _Handler(BaseHTTPRequestHandler):

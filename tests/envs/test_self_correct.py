@@ -6,6 +6,7 @@ import re
 
 import gymnasium as gym
 import pytest
+
 from rlvr.envs import EnvConfigError, Verdict, check_env, register_task_env
 from rlvr.envs.self_correct import SelfCorrectEnv, mentions_gold
 

@@ -6,11 +6,11 @@ from fractions import Fraction
 
 import gymnasium as gym
 import pytest
+
+import rlvr  # noqa: F401
 from rlvr.envs import Task, check_env
 from rlvr.envs.tool_math import NumericAnswerVerifier, ToolMathEnv
 from rlvr.envs.tools.calculator import evaluate, format_number
-
-import rlvr  # noqa: F401
 
 
 def test_passes_check_env():

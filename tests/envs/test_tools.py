@@ -9,6 +9,7 @@ from typing import Literal
 
 import gymnasium as gym
 import pytest
+
 from rlvr.envs import EnvConfigError, Outcome, Start, Verdict, check_env, register_task_env
 from rlvr.envs.errors import ToolError, ToolInfraError
 from rlvr.envs.tools import (
