@@ -28,6 +28,7 @@ from rlvr.envs.web.server import (
 )
 
 _SALT = 0x5409
+DEFAULT_SIZE = 2000
 PAGE_SIZE = 10
 COLORS = (
     "black", "white", "gray", "navy", "blue", "red", "green", "olive", "beige", "brown", "pink",

@@ -15,7 +15,15 @@ from rlvr.envs.tools.parsing import format_tool_call
 from rlvr.envs.tools.tool import Tool, object_schema
 from rlvr.envs.verifiable import VerifiableEnv
 from rlvr.envs.web.base import WebEnv
-from rlvr.envs.web.shop import Catalog, Goal, ShopApp, grade_purchase, load_catalog, make_goal
+from rlvr.envs.web.shop import (
+    DEFAULT_SIZE,
+    Catalog,
+    Goal,
+    ShopApp,
+    grade_purchase,
+    load_catalog,
+    make_goal,
+)
 from rlvr.verifiers.types import Status, Verdict
 
 PROMPT = (
@@ -76,7 +84,7 @@ class WebShopEnv(WebEnv):
         self,
         *,
         site_seed: int = 0,
-        site_size: int = 2000,
+        site_size: int = DEFAULT_SIZE,
         split: str = "train",
         difficulty: int | Sequence[int] = (1, 2, 3),
         seed: int = 0,

@@ -30,6 +30,7 @@ from rlvr.envs.web.server import (
 )
 
 _SALT = 0x3171
+DEFAULT_SIZE = 1200
 KINDS = ("country", "city", "person", "company")
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr",
            "kl", "st", "tr", "th", "sh", "qu", "v", "h")  # fmt: skip

@@ -12,7 +12,14 @@ from rlvr.envs.tasks import Problem, ProceduralSource
 from rlvr.envs.tools.parsing import format_tool_call
 from rlvr.envs.verifiable import VerifiableEnv
 from rlvr.envs.web.base import WebEnv
-from rlvr.envs.web.wiki import Wiki, WikiApp, load_wiki, make_question, normalize_answer
+from rlvr.envs.web.wiki import (
+    DEFAULT_SIZE,
+    Wiki,
+    WikiApp,
+    load_wiki,
+    make_question,
+    normalize_answer,
+)
 from rlvr.verifiers.types import Task, Verdict
 
 PROMPT = "Question: {question}\nFind the answer on the encyclopedia website."
@@ -68,7 +75,7 @@ class WikiQAEnv(WebEnv):
         self,
         *,
         site_seed: int = 0,
-        site_size: int = 1200,
+        site_size: int = DEFAULT_SIZE,
         split: str = "train",
         difficulty: int | Sequence[int] = (1, 2, 3),
         seed: int = 0,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
+import signal
 import subprocess
 import sys
 import threading
@@ -293,3 +294,18 @@ def test_browser_reports_a_dead_site_as_an_infra_error():
     server.stop()
     with pytest.raises(ToolInfraError, match="not answering"):
         browser.search("mug")
+
+
+def test_rlvr_web_serve_serves_a_site_until_interrupted():
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rlvr.cli", "web", "serve", "wiki", "--size", "60", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first_line = process.stdout.readline()
+        url = first_line.split(" at ")[1].split(";")[0]
+        assert Client(url).json("/api/site") == {"kind": "wiki", "seed": 0, "size": 60}
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=10) == 0
