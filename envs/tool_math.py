@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.errors import EnvConfigError, ToolInfraError
 from rlvr.envs.tasks import Problem, ProceduralSource
 from rlvr.envs.tools.calculator import calculator_tool
 from rlvr.envs.tools.env import VerifiableToolEnv
 from rlvr.envs.tools.parsing import format_tool_call
-from rlvr.envs.tools.tool import Tool
+from rlvr.envs.tools.python import PythonRunner
 from rlvr.envs.verifiable import VerifiableEnv
 from rlvr.verifiers.types import Task, Verdict
 
@@ -32,7 +32,8 @@ class ToolMathEnv(VerifiableToolEnv):
     big powers, least common multiples, committee counts (binomials), compound interest, sums of
     multiples. The answers are exact; getting them without a tool is hard for a language model.
     Tools: `calculator` (exact arithmetic, parsed safely, never `eval`); with
-    `python_tool=True` also `python` (runs code in the sandbox).
+    `python_tool=True` also `python` (runs code in the sandbox, `rlvr.sandboxes`). The default is
+    the calculator alone, so the prompt (which lists the tools) is the same on every machine.
 
     ## Action Space
     `TextSpace`: a reply with `<tool_call>{...}</tool_call>` blocks, or the final answer as
@@ -55,7 +56,7 @@ class ToolMathEnv(VerifiableToolEnv):
     ## Arguments
     `split` ("train"/"test"), `difficulty` (1: two-step arithmetic, 2: powers mod m, lcm,
     binomials, 3: compound interest, sums of multiples; a list mixes levels), `seed` (of the
-    task source), `python_tool` (False, True, or "auto": on when a sandbox is available),
+    task source), `python_tool` (False; True; or "auto": on when this machine can sandbox code),
     `tool_timeout`, `render_mode`.
 
     ## Version History
@@ -80,14 +81,21 @@ class ToolMathEnv(VerifiableToolEnv):
             seed=seed,
         )
         problems = VerifiableEnv(source, NumericAnswerVerifier())
+        self.python = _python_runner(python_tool)
+        tools = [calculator_tool()] + ([self.python.tool()] if self.python is not None else [])
         super().__init__(
             problems,
-            _tools(python_tool),
+            tools,
             system_prompt="Solve the problem. Use the tools for every calculation.",
             final_instructions=FINAL_INSTRUCTIONS,
             tool_timeout=tool_timeout,
             render_mode=render_mode,
         )
+
+    def close(self) -> None:
+        super().close()
+        if self.python is not None:
+            self.python.close()
 
     def oracle_reply(self) -> str:
         """Compute the task's expression with the calculator, then answer with its result."""
@@ -100,17 +108,17 @@ class ToolMathEnv(VerifiableToolEnv):
         return f"The calculator gives the result.\n\\boxed{{{task.answer}}}"
 
 
-def _tools(python_tool: bool | str) -> list[Tool]:
-    tools = [calculator_tool()]
+def _python_runner(python_tool: bool | str) -> PythonRunner | None:
     if python_tool not in (True, False, "auto"):
         raise EnvConfigError(f"python_tool must be True, False or 'auto', got {python_tool!r}")
-    if python_tool:
-        from rlvr.envs.tools.python import python_tool as make_python_tool
-
-        made = make_python_tool(required=python_tool is True)
-        if made is not None:
-            tools.append(made)
-    return tools
+    if python_tool is False:
+        return None
+    if python_tool is True:
+        return PythonRunner()
+    try:
+        return PythonRunner(probe=True)
+    except (EnvConfigError, ToolInfraError):
+        return None  # "auto": no sandbox here, the calculator alone
 
 
 # --- the verifier --------------------------------------------------------------------------------

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from fractions import Fraction
 
 import gymnasium as gym
 import pytest
 
 import rlvr  # noqa: F401
-from rlvr.envs import Task, check_env
+from rlvr.envs import EnvConfigError, Task, check_env
 from rlvr.envs.tool_math import NumericAnswerVerifier, ToolMathEnv
+from rlvr.envs.tools import format_tool_call
 from rlvr.envs.tools.calculator import evaluate, format_number
+from rlvr.envs.tools.python import sandbox_api
+from tests.conftest import require_service
 
 
 def test_passes_check_env():
@@ -102,3 +107,54 @@ def test_a_policy_that_only_calls_tools_is_truncated():
             break
     assert (turn, truncated, total) == (10, True, 0.0)
     env.close()
+
+
+# --- the python tool (needs rlvr.sandboxes) --------------------------------------------------
+
+
+def test_python_tool_option_follows_the_sandbox_availability():
+    if sandbox_api() is None:
+        with pytest.raises(EnvConfigError, match="python_tool=False"):
+            ToolMathEnv(python_tool=True)
+        assert [spec["function"]["name"] for spec in _tool_specs("auto")] == ["calculator"]
+    with pytest.raises(EnvConfigError, match="python_tool must be"):
+        ToolMathEnv(python_tool="yes")
+
+
+def _tool_specs(python_tool):
+    env = ToolMathEnv(python_tool=python_tool)
+    _, info = env.reset(seed=0)
+    env.close()
+    return info["tools"]
+
+
+@pytest.fixture(scope="module")
+def python_env():
+    if sandbox_api() is None:
+        pytest.skip("rlvr.sandboxes has no executor in this checkout (the sandbox work not merged)")
+    require_service("bubblewrap", shutil.which("bwrap") is not None, "apt-get install bubblewrap")
+    os.environ["RLVR_TOOL_SECRET"] = "do not leak"  # the sandbox must not pass it on
+    env = ToolMathEnv(python_tool=True)
+    env.reset(seed=0)
+    yield env
+    env.close()
+    del os.environ["RLVR_TOOL_SECRET"]
+
+
+def test_python_tool_runs_code_in_the_sandbox(python_env):
+    names = [tool["function"]["name"] for tool in python_env.unwrapped.toolbox.specs()]
+    assert names == ["calculator", "python"]
+    code = "import os\nprint(sum(range(10**6)), os.environ.get('RLVR_TOOL_SECRET'))"
+    observation, *_ = python_env.step(format_tool_call("python", code=code))
+    assert observation == "499999500000 None"
+
+
+def test_python_tool_reports_failures_and_time_outs_to_the_agent(python_env):
+    observation, _, terminated, _, info = python_env.step(
+        format_tool_call("python", code="raise ValueError('nope')")
+    )
+    assert observation.startswith("Error: the program did not finish cleanly (failed")
+    assert "ValueError: nope" in observation and not terminated and not info["infra_error"]
+    python_env.unwrapped.python.time_limit = 1.0
+    observation, *_ = python_env.step(format_tool_call("python", code="while True: pass"))
+    assert "timeout" in observation
