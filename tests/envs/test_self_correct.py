@@ -203,3 +203,24 @@ def test_mentions_gold_matches_whole_tokens_only():
     assert mentions_gold("expected 6.", task)
     assert not mentions_gold("expected 16 or 6.5", task)
     assert not mentions_gold("line 61", task)
+
+
+def test_variants_are_registered_for_the_built_in_single_turn_envs():
+    from rlvr.envs.registration import (
+        BUILTIN_ENVS,
+        SELF_CORRECT_VARIANTS,
+        EnvEntry,
+        self_correct_entries,
+    )
+
+    fake = [EnvEntry("rlvr/Math-v0", "x:y"), EnvEntry("rlvr/Other-v0", "x:y")]
+    (entry,) = self_correct_entries(fake)
+    assert entry.id == "rlvr/MathSelfCorrect-v0"
+    assert entry.kwargs == {"env": "rlvr/Math-v0", "max_attempts": 3, "feedback": "binary"}
+    built_in = {entry.id for entry in BUILTIN_ENVS}
+    for base, (variant, _) in SELF_CORRECT_VARIANTS.items():
+        assert (variant in built_in) == (base in built_in)
+        if base in built_in:
+            env = gym.make(variant)
+            check_env(env)
+            env.close()
