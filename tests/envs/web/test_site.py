@@ -278,8 +278,10 @@ def test_browser_tools_navigate_and_refuse_what_they_must(shop):
     assert product_page.startswith("URL: /product/P")
     with pytest.raises(ToolError, match="no link \\[99\\]"):
         browser.follow_link(99)
-    with pytest.raises(ToolError, match="only pages of this site"):
-        browser.open_page("http://example.com/")
+    other_port = f"http://127.0.0.1:{browser.port + 1}/"
+    for elsewhere in ("http://example.com/", "//example.com/x", other_port, "file:///etc/passwd"):
+        with pytest.raises(ToolError, match="only pages of this site"):
+            browser.open_page(elsewhere)
     with pytest.raises(ToolError, match="is not a page"):
         browser.open_page("/api/orders")
     with pytest.raises(ToolError, match="no page at /missing"):
