@@ -203,13 +203,27 @@ def _run_batch(
     return records
 
 
+def env_chain(env: gym.Env, depth: int = 8) -> list[gym.Env]:
+    """`env.unwrapped`, then the envs it is built around (`self.env`, as tool-use, web and
+    self-correction envs keep the verifiable env they wrap), outermost first."""
+    chain = [env.unwrapped]
+    while len(chain) < depth:
+        inner = getattr(chain[-1], "env", None)
+        if not isinstance(inner, gym.Env) or inner.unwrapped in chain:
+            break
+        chain.append(inner.unwrapped)
+    return chain
+
+
 def task_fingerprint(env: gym.Env) -> str | None:
-    """A hash of the env's current task (prompt, gold answer, metadata), if it exposes `task`."""
-    task = getattr(env.unwrapped, "task", None)
-    if task is None or not hasattr(task, "to_dict"):
-        return None
-    text = json.dumps(task.to_dict(), sort_keys=True, default=str)
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+    """A hash of the current task (prompt, gold answer, metadata), if the env (or the env it
+    wraps) exposes it as `task`."""
+    for base in env_chain(env):
+        task = getattr(base, "task", None)
+        if task is not None and hasattr(task, "to_dict"):
+            text = json.dumps(task.to_dict(), sort_keys=True, default=str)
+            return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+    return None
 
 
 def _count_tokens(record: EpisodeRecord, completion: Completion) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from rlvr.agents.evaluate import EpisodeRecord
+from rlvr.agents.evaluate import EpisodeRecord, env_chain
 
 
 def package_version() -> str:
@@ -32,19 +32,15 @@ def package_version() -> str:
 
 def verifier_info(env: gym.Env) -> dict[str, Any]:
     """The name and version of the verifier that judges `env`'s replies."""
-    base = env.unwrapped
-    for _ in range(8):  # wrappers built as envs (self-correction) hold the judged env in `env`
+    chain = env_chain(env)
+    for base in chain:  # wrappers (tools, web, self-correction) keep the judged env in `env`
         declared = getattr(base, "verifier_version", None)
         if isinstance(declared, str):
             return {"name": _qualname(type(base)), "version": declared, "declared": True}
         verifier = getattr(base, "verifier", None)
         if verifier is not None:
             return _describe_verifier(verifier)
-        inner = getattr(base, "env", None)
-        if not isinstance(inner, gym.Env):
-            break
-        base = inner.unwrapped
-    return {"name": _qualname(type(base)), "version": _fallback_version(), "declared": False}
+    return {"name": _qualname(type(chain[0])), "version": _fallback_version(), "declared": False}
 
 
 def _describe_verifier(verifier: Any) -> dict[str, Any]:
