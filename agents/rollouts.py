@@ -22,7 +22,7 @@ from typing import Any
 import gymnasium as gym
 
 from rlvr.agents.evaluate import EpisodeRecord, play_episodes
-from rlvr.agents.policy import Conversation, SamplingParams
+from rlvr.agents.policy import Completion, Conversation, SamplingParams
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ class _TokenActor:
         self.generator = generator
         self.traces = [_Trace() for _ in range(size)]
 
-    def __call__(self, active: list[int], conversations: list[Conversation]) -> list[str]:
+    def __call__(self, active: list[int], conversations: list[Conversation]) -> list[Completion]:
         for i, conversation in zip(active, conversations):
             trace = self.traces[i]
             if not trace.token_ids:
@@ -146,7 +146,7 @@ class _TokenActor:
             trace.turn_ends.append(len(trace.token_ids) - 1)
             trace.ended_with_eos = sample.token_ids[-1] in self.policy.eos_ids
             trace.truncated = trace.truncated or sample.finish_reason == "length"
-            replies.append(self.policy.decode(sample.token_ids))
+            replies.append(self.policy.to_completion(sample))
         return replies
 
 
