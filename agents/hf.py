@@ -14,6 +14,8 @@
 
 Decoding is a short loop over the model with its KV cache rather than `model.generate`: for the
 small models RL research runs on CPU, `generate`'s per-token overhead dominates the step time.
+Identical prompts in a batch (a GRPO group) are prefilled once. Llama/Qwen2-style models sample
+through `LeanDecoder` (the same modules, less bookkeeping; `lean=False` turns it off).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ require_agents_extra("rlvr.agents.hf")
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+
+from rlvr.agents.lean_decoder import LeanDecoder, expand_cache  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -81,8 +85,9 @@ class HFPolicy:
         dtype: str | torch.dtype | None = None,
         lora: LoraSettings | None = None,
         chat_template: str | None = None,
-        batch_size: int = 64,
+        batch_size: int = 256,
         seed: int = 0,
+        lean: bool = True,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -113,6 +118,7 @@ class HFPolicy:
         if lora is not None:
             self.model = _apply_lora(self.model, lora)
         self.eos_ids = _eos_ids(self.model, self.tokenizer)
+        self._lean = LeanDecoder(self.model) if lean and LeanDecoder.supports(self.model) else None
         self.batch_size = batch_size
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
 
@@ -128,10 +134,7 @@ class HFPolicy:
             raise ValueError(f"n must be >= 1, got {n}")
         sampling = sampling or SamplingParams()
         prompts = [self.encode_prompt(conversation) for conversation in conversations]
-        generator = None
-        if sampling.seed is not None:
-            generator = torch.Generator(device=self.device).manual_seed(sampling.seed)
-        samples = self.sample([p for p in prompts for _ in range(n)], sampling, generator)
+        samples = self.sample([p for p in prompts for _ in range(n)], sampling)
         completions = [self.to_completion(sample) for sample in samples]
         return [completions[i * n : (i + 1) * n] for i in range(len(conversations))]
 
@@ -190,6 +193,8 @@ class HFPolicy:
         """Continue each id sequence once (batched, `batch_size` rows at a time)."""
         if any(len(prompt) == 0 for prompt in prompts):
             raise ValueError("every prompt needs at least one token")
+        if generator is None and sampling.seed is not None:
+            generator = torch.Generator(device=self.device).manual_seed(sampling.seed)
         generator = generator if generator is not None else self.generator
         was_training = self.model.training
         self.model.eval()
@@ -235,22 +240,28 @@ class HFPolicy:
         self, prompts: Sequence[Sequence[int]], sampling: SamplingParams, generator: torch.Generator
     ) -> list[Sample]:
         rows = len(prompts)
-        width = max(len(prompt) for prompt in prompts)
-        input_ids = torch.full((rows, width), self.tokenizer.pad_token_id, dtype=torch.long)
-        attention = torch.zeros((rows, width), dtype=torch.long)
-        for row, prompt in enumerate(prompts):  # left padding
-            input_ids[row, width - len(prompt) :] = torch.tensor(list(prompt), dtype=torch.long)
+        # Identical prompts (a GRPO group) are prefilled once and their cache shared.
+        unique: dict[tuple[int, ...], int] = {}
+        source = [unique.setdefault(tuple(prompt), len(unique)) for prompt in prompts]
+        firsts = list(unique)
+        width = max(len(prompt) for prompt in firsts)
+        input_ids = torch.full((len(firsts), width), self.tokenizer.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(firsts), width), dtype=torch.long)
+        for row, prompt in enumerate(firsts):  # left padding
+            input_ids[row, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
             attention[row, width - len(prompt) :] = 1
         input_ids, attention = input_ids.to(self.device), attention.to(self.device)
         positions = (attention.cumsum(-1) - 1).clamp(min=0)
-        out = self.model(
-            input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True
-        )
+        logits, cache = self._run(input_ids, attention, positions, None)
+        if len(firsts) < rows:
+            expand = torch.tensor(source, device=self.device)
+            cache = self._expand(cache, expand)
+            logits, attention, positions = logits[expand], attention[expand], positions[expand]
         next_position = positions[:, -1:] + 1  # (B, 1)
         samples = [Sample([], [], "length") for _ in range(rows)]
         running = list(range(rows))
         for step in range(sampling.max_new_tokens):
-            tokens, logprobs = _pick(out.logits[:, -1, :].float(), sampling, generator)  # (B,)
+            tokens, logprobs = _pick(logits.float(), sampling, generator)  # (B,)
             token_list, logprob_list = tokens.tolist(), logprobs.tolist()
             still_running = []
             for row in running:
@@ -265,15 +276,31 @@ class HFPolicy:
             if not running or step == sampling.max_new_tokens - 1:
                 break
             attention = torch.cat([attention, attention.new_ones((rows, 1))], dim=1)
-            out = self.model(
-                input_ids=tokens[:, None],
-                attention_mask=attention,
-                position_ids=next_position,
-                past_key_values=out.past_key_values,
-                use_cache=True,
-            )
+            logits, cache = self._run(tokens[:, None], attention, next_position, cache)
             next_position = next_position + 1
         return samples
+
+    def _run(
+        self, ids: torch.Tensor, attention: torch.Tensor, positions: torch.Tensor, cache: Any
+    ) -> tuple[torch.Tensor, Any]:
+        """Logits at the last position (B, V) and the cache, extended by `ids` (B, T)."""
+        padding = _unless_full(attention)
+        if self._lean is not None:
+            return self._lean(ids, positions, padding, cache)
+        out = self.model(
+            input_ids=ids,
+            attention_mask=padding,
+            position_ids=positions,
+            past_key_values=cache,
+            use_cache=True,
+        )
+        return out.logits[:, -1, :], out.past_key_values
+
+    def _expand(self, cache: Any, rows: torch.Tensor) -> Any:
+        if self._lean is not None:
+            return expand_cache(cache, rows)
+        cache.reorder_cache(rows)
+        return cache
 
     def _hit_stop(self, sample: Sample, stop: tuple[str, ...]) -> bool:
         if not stop:
@@ -303,6 +330,11 @@ def _pick(
         scaled = scaled.masked_fill(drop, float("-inf"))
     tokens = torch.multinomial(scaled.softmax(dim=-1), 1, generator=generator).squeeze(-1)
     return tokens, logprobs.gather(-1, tokens[:, None]).squeeze(-1)
+
+
+def _unless_full(attention: torch.Tensor) -> torch.Tensor | None:
+    """No mask when nothing is padded: the model then takes its faster purely causal path."""
+    return None if bool(attention.all()) else attention
 
 
 def _resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:

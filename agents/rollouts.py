@@ -124,10 +124,14 @@ class _TokenActor:
         self.traces = [_Trace() for _ in range(size)]
 
     def __call__(self, active: list[int], conversations: list[Conversation]) -> list[Completion]:
+        opening: dict[str, list[int]] = {}  # the G episodes of a group share their prompt
         for i, conversation in zip(active, conversations):
             trace = self.traces[i]
             if not trace.token_ids:
-                trace.extend(self.policy.encode_prompt(conversation), generated=False)
+                key = repr(conversation)
+                if key not in opening:
+                    opening[key] = self.policy.encode_prompt(conversation)
+                trace.extend(opening[key], generated=False)
                 trace.prompt_length = len(trace.token_ids)
             else:  # the reply is message `messages_seen`; the env's new messages follow it
                 reply_end = trace.messages_seen + 1

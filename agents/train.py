@@ -191,8 +191,12 @@ class Trainer:
     def draw_tasks(self) -> list[tuple[int, int]]:
         """`prompts_per_step` tasks as (env index, seed)."""
         tasks = []
+        single = len(self.env_weights) == 1
         for _ in range(self.config.prompts_per_step):
-            env = int(self.task_rng.choice(len(self.env_weights), p=self.env_weights))
+            choice = (
+                0 if single else self.task_rng.choice(len(self.env_weights), p=self.env_weights)
+            )
+            env = int(choice)
             tasks.append((env, int(self.task_rng.integers(2**31 - 1))))
         return tasks
 

@@ -2,6 +2,10 @@
 
 Shapes: N sequences, T ids each (right-padded). Per-token tensors have T-1 columns: column t is
 about id t+1, predicted from the logits at position t.
+
+The G episodes of a group start with the same prompt. `forward` runs each distinct prompt once,
+shares its KV cache across the group (gradients flow back through the shared cache), and runs
+only the rest of each episode: with long prompts and short replies, most of the work.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ class Batch:
     rewards: torch.Tensor  # (N,) float: episode returns
     groups: torch.Tensor  # (N,) long: task index within the step
     truncated: torch.Tensor  # (N,) bool: a reply hit max_new_tokens
+    prompt_lengths: torch.Tensor  # (N,) long: ids before the first generated one
 
     @property
     def size(self) -> int:
@@ -42,6 +47,7 @@ class Batch:
             self.rewards[index],
             self.groups[index],
             self.truncated[index],
+            self.prompt_lengths[index],
         )
 
 
@@ -69,27 +75,116 @@ def make_batch(episodes: Sequence[Episode], pad_id: int, device: torch.device | 
         torch.tensor([e.reward for e in episodes], dtype=torch.float, device=device),
         torch.tensor([e.group for e in episodes], dtype=torch.long, device=device),
         torch.tensor([e.completion_truncated for e in episodes], dtype=torch.bool, device=device),
+        torch.tensor([e.prompt_length for e in episodes], dtype=torch.long, device=device),
     )
 
 
 def forward(
-    model: torch.nn.Module, batch: Batch, temperature: float = 1.0, hidden: bool = False
+    model: torch.nn.Module,
+    batch: Batch,
+    temperature: float = 1.0,
+    hidden: bool = False,
+    share_prompts: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Per-token log-probabilities of the batch's ids, (N, T-1); with `hidden`, also the last
-    layer's hidden states (N, T-1, H) at the predicting positions (for a value head)."""
+    layer's hidden states (N, T-1, H) at the predicting positions (for a value head).
+
+    Columns inside a prompt are only filled when prompts are not shared (they are never
+    trained on); every generated position always is.
+    """
+    source, firsts = _distinct_prompts(batch)
+    if share_prompts and len(firsts) < batch.size:
+        return _forward_shared(model, batch, temperature, hidden, source, firsts)
     out = model(
         input_ids=batch.input_ids,
         attention_mask=batch.attention_mask,
         output_hidden_states=hidden,
         use_cache=False,
     )
-    logits = out.logits[:, :-1, :].float()  # (N, T-1, V)
+    logprobs = _logprobs(out.logits[:, :-1, :], batch.input_ids[:, 1:], temperature)
+    states = out.hidden_states[-1][:, :-1, :] if hidden else None
+    return logprobs, states
+
+
+def _logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float) -> torch.Tensor:
+    logits = logits.float()
     if temperature != 1.0:
         logits = logits / temperature
-    targets = batch.input_ids[:, 1:]  # (N, T-1)
-    # log_softmax(x)[y] = x[y] - logsumexp(x): avoids materialising a second (N, T-1, V) tensor
-    logprobs = logits.gather(-1, targets[..., None]).squeeze(-1) - logits.logsumexp(dim=-1)
-    states = out.hidden_states[-1][:, :-1, :] if hidden else None
+    # log_softmax(x)[y] = x[y] - logsumexp(x): avoids materialising a second (N, T, V) tensor
+    return logits.gather(-1, targets[..., None]).squeeze(-1) - logits.logsumexp(dim=-1)
+
+
+def _distinct_prompts(batch: Batch) -> tuple[list[int], list[int]]:
+    """For each row the index of its prompt among the distinct prompts, and each distinct
+    prompt's first row."""
+    seen: dict[tuple[int, ...], int] = {}
+    source, firsts = [], []
+    for row, (ids, length) in enumerate(
+        zip(batch.input_ids.tolist(), batch.prompt_lengths.tolist())
+    ):
+        key = tuple(ids[:length])
+        if key not in seen:
+            seen[key] = len(firsts)
+            firsts.append(row)
+        source.append(seen[key])
+    return source, firsts
+
+
+def _forward_shared(
+    model: torch.nn.Module,
+    batch: Batch,
+    temperature: float,
+    hidden: bool,
+    source: list[int],
+    firsts: list[int],
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    device, pad = batch.input_ids.device, 0  # any id: padding is masked out
+    rows, width = batch.input_ids.shape
+    prompt_lengths = batch.prompt_lengths  # (N,)
+    # 1. the distinct prompts, left-padded, once each
+    longest = int(prompt_lengths.max())
+    prefix = torch.full((len(firsts), longest), pad, dtype=torch.long, device=device)
+    prefix_mask = torch.zeros_like(prefix)
+    for slot, row in enumerate(firsts):
+        length = int(prompt_lengths[row])
+        prefix[slot, longest - length :] = batch.input_ids[row, :length]
+        prefix_mask[slot, longest - length :] = 1
+    head = model(
+        input_ids=prefix,
+        attention_mask=None if bool(prefix_mask.all()) else prefix_mask,
+        position_ids=(prefix_mask.cumsum(-1) - 1).clamp(min=0),
+        output_hidden_states=hidden,
+        use_cache=True,
+    )
+    expand = torch.tensor(source, device=device)
+    cache = head.past_key_values
+    cache.reorder_cache(expand)  # index_select: differentiable, gradients sum over the group
+    # 2. the rest of every episode, right-padded, attending to its prompt's cache
+    rest_lengths = batch.attention_mask.sum(dim=1) - prompt_lengths  # (N,)
+    offsets = torch.arange(int(rest_lengths.max()), device=device)  # (L,)
+    valid = offsets[None, :] < rest_lengths[:, None]  # (N, L)
+    positions = prompt_lengths[:, None] + offsets[None, :]  # (N, L)
+    rest = batch.input_ids.gather(1, positions.clamp(max=width - 1)).masked_fill(~valid, pad)
+    tail = model(
+        input_ids=rest,
+        attention_mask=torch.cat([prefix_mask[expand], valid.long()], dim=1),
+        position_ids=positions,
+        past_key_values=cache,
+        output_hidden_states=hidden,
+        use_cache=True,
+    )
+    # logits predicting rest[:, j]: the prompt's last position for j = 0, else rest[:, j - 1]
+    logits = torch.cat([head.logits[:, -1:, :][expand], tail.logits[:, :-1, :]], dim=1)
+    values = _logprobs(logits, rest, temperature)  # (N, L)
+    columns = torch.where(valid, positions - 1, width - 1)  # padding goes to a spare column
+    logprobs = values.new_zeros(rows, width).scatter(1, columns, values)[:, :-1]
+    states = None
+    if hidden:
+        last = torch.cat(
+            [head.hidden_states[-1][:, -1:, :][expand], tail.hidden_states[-1][:, :-1, :]], dim=1
+        )
+        spread = columns[..., None].expand(-1, -1, last.shape[-1])
+        states = last.new_zeros(rows, width, last.shape[-1]).scatter(1, spread, last)[:, :-1]
     return logprobs, states
 
 

@@ -193,3 +193,25 @@ def test_followup_needs_an_append_only_template(tiny_path):
     history = [*chat("What is 1 + 2?"), {"role": "assistant", "content": "3"}]
     with pytest.raises(PolicyError, match="rewrites earlier turns"):
         policy.encode_followup(history, [{"role": "user", "content": "again"}], True)
+
+
+def test_lean_decoder_samples_like_the_model_forward(tiny_path):
+    lean, plain = HFPolicy(tiny_path), HFPolicy(tiny_path, lean=False)
+    assert lean._lean is not None and plain._lean is None
+    for params in (GREEDY, SamplingParams(temperature=1.0, max_new_tokens=12, seed=3)):
+        a = lean.generate(CONVERSATIONS, n=4, sampling=params)
+        b = plain.generate(CONVERSATIONS, n=4, sampling=params)
+        for x, y in zip([c for s in a for c in s], [c for s in b for c in s]):
+            assert x.token_ids == y.token_ids
+            assert x.logprobs == pytest.approx(y.logprobs, abs=1e-4)
+
+
+def test_group_prompts_are_prefilled_once_and_sampled_independently(policy):
+    prompt = policy.encode_prompt(CONVERSATIONS[0])
+    other = policy.encode_prompt(CONVERSATIONS[1])
+    greedy = policy.sample([prompt, other, prompt, prompt], GREEDY)
+    assert greedy[0].token_ids == greedy[2].token_ids == greedy[3].token_ids
+    assert greedy[0].token_ids == policy.sample([prompt], GREEDY)[0].token_ids
+    assert greedy[1].token_ids == policy.sample([other], GREEDY)[0].token_ids
+    sampled = policy.sample([prompt] * 6, SamplingParams(max_new_tokens=10, seed=0))
+    assert len({tuple(s.token_ids) for s in sampled}) > 1
