@@ -112,7 +112,10 @@ def run_worker(args: argparse.Namespace) -> dict:
     return {
         "seconds_per_step": statistics.median(timed),
         "tokens_per_second": sum(timed_tokens) / sum(timed),
-        "mean_completion_tokens": sum(timed_tokens) / len(timed_tokens) / args.prompts / args.generations,
+        "mean_completion_tokens": sum(timed_tokens)
+        / len(timed_tokens)
+        / args.prompts
+        / args.generations,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "cpu_seconds": time.process_time(),
     }

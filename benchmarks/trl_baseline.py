@@ -44,15 +44,15 @@ def env_reward(env_id: str, env_kwargs: Mapping[str, Any]) -> Callable[..., list
 
 
 class StepClock:
-    """A TrainerCallback that times steps, evaluates every `eval_every` steps (outside the
-    clock) and stops training when the budget of step time is spent."""
+    """A TrainerCallback that times steps and stops training once `budget` seconds of steps are
+    spent. Each step's row (`step`, `time/train_seconds`, `rollout/reward_mean`) goes to
+    `on_row(row, model)` once TRL has logged the step's reward; `on_row` may add to the row
+    (e.g. a held-out evaluation, which then happens outside the clock)."""
 
     def __init__(
         self,
         budget: float | None,
-        eval_every: int = 0,
-        evaluate: Callable[[Any], dict[str, float]] | None = None,
-        on_row: Callable[[dict[str, Any]], None] | None = None,
+        on_row: Callable[[dict[str, Any], Any], None] | None = None,
     ) -> None:
         from transformers import TrainerCallback
 
@@ -62,37 +62,36 @@ class StepClock:
             def on_step_begin(self, args, state, control, **kwargs):
                 clock._started = time.perf_counter()
 
-            def on_step_end(self, args, state, control, model=None, **kwargs):
+            def on_step_end(self, args, state, control, **kwargs):
                 elapsed = time.perf_counter() - clock._started
                 clock.step_seconds.append(elapsed)
                 clock.train_seconds += elapsed
-                row = {"step": state.global_step, "time/train_seconds": clock.train_seconds}
-                row["time/step_seconds"] = elapsed
-                if state.log_history and "reward" in state.log_history[-1]:
-                    row["rollout/reward_mean"] = state.log_history[-1]["reward"]
-                if clock.evaluate and clock.eval_every and state.global_step % clock.eval_every == 0:
-                    row.update(clock.evaluate(model))
-                if clock.on_row:
-                    clock.on_row(row)
+                clock._pending = {
+                    "step": state.global_step,
+                    "time/train_seconds": clock.train_seconds,
+                    "time/step_seconds": elapsed,
+                }
                 if clock.budget is not None and clock.train_seconds >= clock.budget:
                     control.should_training_stop = True
 
-            def on_log(self, args, state, control, logs=None, **kwargs):
-                if logs and "reward" in logs:
-                    clock.rewards.append(float(logs["reward"]))
-                if logs and "completions/mean_length" in logs:
-                    clock.lengths.append(float(logs["completions/mean_length"]))
+            def on_log(self, args, state, control, logs=None, model=None, **kwargs):
+                if not logs or "reward" not in logs:
+                    return
+                clock.rewards.append(float(logs["reward"]))
+                clock.lengths.append(float(logs.get("completions/mean_length", 0.0)))
+                row = {**clock._pending, "rollout/reward_mean": float(logs["reward"])}
+                if clock.on_row is not None:
+                    clock.on_row(row, model)
 
         self.callback = Callback()
         self.budget = budget
-        self.eval_every = eval_every
-        self.evaluate = evaluate
         self.on_row = on_row
         self.train_seconds = 0.0
         self.step_seconds: list[float] = []
         self.rewards: list[float] = []
         self.lengths: list[float] = []
         self._started = 0.0
+        self._pending: dict[str, Any] = {}
 
 
 def make_trainer(
