@@ -143,10 +143,7 @@ def run_worker(args: argparse.Namespace) -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "metrics.jsonl").unlink(missing_ok=True)
     cpu_started = time.process_time()
-    if args.worker == "trl":
-        summary = run_trl(args, folder)
-    else:
-        summary = run_ours(args, folder)
+    summary = run_trl(args, folder) if args.worker == "trl" else run_ours(args, folder)
     summary["cpu_seconds"] = time.process_time() - cpu_started
     return summary
 
