@@ -81,17 +81,17 @@ class OpenAIChatPolicy:
         completions: list[Completion] = []
         while len(completions) < n:
             body = self._body(conversation, n - len(completions), sampling)
-            choices = self._post(body).get("choices") or []
+            response = self._post(body)
+            choices = response.get("choices") or []
             if not choices:
                 raise PolicyError(f"{self.url} returned no choices")
+            usage = _usage_per_choice(response.get("usage"), len(choices))
             for choice in choices[: n - len(completions)]:
                 message = choice.get("message") or {}
+                ended = "length" if choice.get("finish_reason") == "length" else "stop"
                 completions.append(
                     Completion(
-                        text=message.get("content") or "",
-                        finish_reason="length"
-                        if choice.get("finish_reason") == "length"
-                        else "stop",
+                        message.get("content") or "", finish_reason=ended, metadata=dict(usage)
                     )
                 )
         return completions
@@ -139,3 +139,16 @@ class OpenAIChatPolicy:
             f"{self.url} failed {self.retries + 1} time(s); last error: {last_error}. Check that "
             "the server is up and that base_url ends where /chat/completions begins"
         )
+
+
+def _usage_per_choice(usage: Any, choices: int) -> dict[str, int]:
+    """The server's token counts for one choice: the prompt's count, and the completion tokens
+    shared out evenly (servers report one total for all `n` choices)."""
+    if not isinstance(usage, dict):
+        return {}
+    counts = {}
+    if isinstance(usage.get("prompt_tokens"), int):
+        counts["prompt_tokens"] = usage["prompt_tokens"]
+    if isinstance(usage.get("completion_tokens"), int):
+        counts["completion_tokens"] = usage["completion_tokens"] // max(choices, 1)
+    return counts

@@ -178,16 +178,18 @@ class RolloutCollector:
         self._pools: dict[int, list[gym.Env]] = {}
 
     def collect(self, tasks: Sequence[tuple[int, int]], generator: Any = None) -> list[Episode]:
-        """Play `group_size` episodes of each task `(env index, seed)`; group g is `tasks[g]`."""
-        jobs = [(group, spec, seed) for group, (spec, seed) in enumerate(tasks)]
+        """Play `group_size` episodes of each task `(env index, seed)`; group g is `tasks[g]`.
+
+        `generator` (a torch.Generator) drives sampling; None uses the policy's own.
+        """
+        slots = [(group, spec, seed) for group, (spec, seed) in enumerate(tasks)]
+        slots = [slot for slot in slots for _ in range(self.group_size)]
         envs: list[gym.Env] = []
-        starts: list[tuple[int, int, int]] = []
-        taken: dict[int, int] = {}
-        for group, spec, seed in jobs:
-            for sample in range(self.group_size):
-                envs.append(self._env(spec, taken.get(spec, 0)))
-                taken[spec] = taken.get(spec, 0) + 1
-                starts.append((group, sample, seed))
+        used: dict[int, int] = {}
+        for _, spec, _ in slots:
+            envs.append(self._env(spec, used.get(spec, 0)))
+            used[spec] = used.get(spec, 0) + 1
+        starts = [(group, i % self.group_size, seed) for i, (group, _, seed) in enumerate(slots)]
         actor = _TokenActor(self.policy, len(envs), self.sampling, generator)
         records = play_episodes(envs, starts, actor, max_turns=self.max_turns)
         return [
@@ -202,9 +204,7 @@ class RolloutCollector:
                 prompt_length=trace.prompt_length,
                 completion_truncated=trace.truncated,
             )
-            for record, trace, (group, spec, _) in zip(
-                records, actor.traces, [job for job in jobs for _ in range(self.group_size)]
-            )
+            for record, trace, (group, spec, _) in zip(records, actor.traces, slots)
         ]
 
     def close(self) -> None:

@@ -49,7 +49,9 @@ class ChatServer:
                     }
                     for i in range(min(body.get("n", 1), server.max_choices))
                 ]
-                return self._reply(200, {"object": "chat.completion", "choices": choices})
+                usage = {"prompt_tokens": 7, "completion_tokens": 5 * len(choices)}
+                payload = {"object": "chat.completion", "choices": choices, "usage": usage}
+                return self._reply(200, payload)
 
             def _reply(self, status, payload):
                 data = json.dumps(payload).encode()
@@ -86,6 +88,7 @@ def test_evaluates_an_env_through_the_server():
         report = evaluate("test/Add-v0", policy, episodes=6, batch_size=3)
     assert report.success_rate == 1.0
     assert len(server.requests) == 6
+    assert [(r.prompt_tokens, r.completion_tokens) for r in report.episodes] == [(7, 5)] * 6
     body = server.requests[0]
     assert body["model"] == "tiny-adder" and body["n"] == 1
     assert body["messages"][-1]["content"].startswith("What is ")

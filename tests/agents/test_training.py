@@ -268,3 +268,15 @@ def test_rlvr_tiny_command_builds_a_loadable_model(tmp_path, capsys):
     assert 100_000 < sum(p.numel() for p in policy.model.parameters()) < 1_000_000
     card = json.loads((tmp_path / "m" / "rlvr_tiny.json").read_text())
     assert card["env_id"] == "test/Add-v0" and card["warm_start"] is None
+
+
+def test_rlvr_eval_with_an_hf_agent(tiny_path, tmp_path, capsys):
+    traces = tmp_path / "traces.jsonl"
+    code = main(
+        ["eval", "test/Add-v0", "--agent", f"hf:{tiny_path}", "--episodes", "3", "--no-progress",
+         "--traces", str(traces)]
+    )  # fmt: skip
+    assert code == 0
+    assert "success rate" in capsys.readouterr().out
+    rows = [json.loads(line) for line in traces.read_text().splitlines()]
+    assert len(rows) == 3 and all(row["completion_tokens"] > 0 for row in rows)
