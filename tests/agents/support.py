@@ -4,7 +4,8 @@
   `The answer is \\boxed{85}.` as in rlvr/Math-v0's arithmetic family.
 - `test/Digits-v0`: the same prompts, graded by how many digits the reply has (up to 4), so even
   an untrained model gets rewards that differ within a group.
-- `test/Retry-v0`: addition with a second try after a wrong first reply (multi-turn).
+- `test/Retry-v0`: addition with a second try after a wrong first reply (multi-turn);
+  `test/RetryDigits-v0` the same graded by digits.
 - `test/Flaky-v0`: addition whose verifier fails (an infrastructure error) on odd answers.
 """
 
@@ -70,6 +71,7 @@ ENVS = {
     "test/Add-v0": (AdditionEnv, {}),
     "test/Digits-v0": (AdditionEnv, {"verify": digits}),
     "test/Retry-v0": (RetryEnv, {}),
+    "test/RetryDigits-v0": (RetryEnv, {"verify": digits}),
     "test/Flaky-v0": (AdditionEnv, {"verify": flaky}),
 }
 

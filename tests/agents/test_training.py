@@ -59,8 +59,18 @@ def training_rows(path):
         {"algo": "grpo", "grpo": GRPOConfig(lr=1e-3, loss_type="dr_grpo", clip_high=0.28)},
         {"algo": "ppo"},
         {"algo": "ppo", "ppo": PPOConfig(lr=1e-3, value_model="critic", kl_coef=0.05)},
+        {"algo": "grpo", "envs": [EnvSpec("test/RetryDigits-v0")]},
+        {"algo": "ppo", "envs": [EnvSpec("test/RetryDigits-v0")]},
     ],
-    ids=["grpo-dapo", "grpo-kl-mu2", "dr-grpo", "ppo-head", "ppo-critic-kl"],
+    ids=[
+        "grpo-dapo",
+        "grpo-kl-mu2",
+        "dr-grpo",
+        "ppo-head",
+        "ppo-critic-kl",
+        "grpo-2turn",
+        "ppo-2turn",
+    ],
 )
 def test_every_trainable_parameter_changes_and_losses_are_finite(tiny_path, tmp_path, overrides):
     trainer = Trainer(config(tiny_path, tmp_path, **overrides))
@@ -80,6 +90,8 @@ def test_every_trainable_parameter_changes_and_losses_are_finite(tiny_path, tmp_
     unchanged = [name for name, p in watched.items() if torch.equal(before[name], p)]
     assert not unchanged, f"parameters that did not change: {unchanged}"
     assert metrics["rollout/episodes"] == 12
+    if "envs" in overrides:
+        assert metrics["rollout/turns"] > 1
     assert (
         metrics["charts/sampler_logprob_gap" if overrides["algo"] == "grpo" else "losses/value"] < 1
     )
