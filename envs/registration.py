@@ -24,7 +24,7 @@ class EnvEntry:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
 
-BUILTIN_ENVS: tuple[EnvEntry, ...] = ()
+BUILTIN_ENVS: tuple[EnvEntry, ...] = (EnvEntry("rlvr/Math-v0", "rlvr.envs.math:MathEnv"),)
 
 
 def register_builtin_envs() -> None:
