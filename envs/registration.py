@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
-
 from rlvr.envs.tasks import TaskSource
 from rlvr.verifiers.types import Task
 
@@ -25,6 +24,10 @@ class EnvEntry:
 
 
 BUILTIN_ENVS: tuple[EnvEntry, ...] = (
+    EnvEntry("rlvr/SQL-v0", "rlvr.envs.sql:SQLEnv"),
+    EnvEntry(
+        "rlvr/SQLInteractive-v0", "rlvr.envs.sql_interactive:SQLInteractiveEnv", 8, {"max_turns": 8}
+    ),
 )
 
 
