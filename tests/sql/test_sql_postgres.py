@@ -65,6 +65,8 @@ def test_sqlite_dialect_replies_run_on_postgres(verifier):
         "COPY people TO '/tmp/people.csv'",
         "SET ROLE postgres",
         "SELECT name, age FROM people WHERE city = 'Lyon'; DROP TABLE people",
+        "SELECT name, age FROM people WHERE city = '\ud800'",
+        "SELECT name, age FROM people WHERE city = 'Lyon\x00'",
     ],
 )
 def test_hacks_score_zero_and_change_nothing(hack, verifier, postgres_backend, catalog):

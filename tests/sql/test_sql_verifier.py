@@ -205,6 +205,8 @@ def test_nulls_duplicates_and_floats(verifier):
         ("SELECT 1/0", Status.INCORRECT),
         ("DROP TABLE people", Status.INCORRECT),
         ("\x00\x01 ```sql ``` }}}{{{", Status.UNPARSABLE),
+        ("SELECT '\x00'", Status.UNPARSABLE),
+        ("SELECT name FROM people WHERE name = '\ud800'", Status.UNPARSABLE),
     ],
 )
 def test_bad_input_gets_a_clear_verdict(verifier, reply, status):

@@ -10,7 +10,7 @@ difference between sqlglot and the engine cannot open a hole on its own.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sqlglot
 from rlvr.verifiers.sql.errors import SQLParseError, UnsafeQuery
@@ -67,6 +67,7 @@ class CheckedQuery:
     text: str
     dialect: str
     expression: exp.Expression
+    _written: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def ordered(self) -> bool:
@@ -74,11 +75,13 @@ class CheckedQuery:
         return has_top_level_order(self.expression)
 
     def transpile(self, dialect: str) -> str:
-        """The query written for `dialect`, generated from the checked tree."""
-        try:
-            return self.expression.sql(dialect=dialect)
-        except Exception as exc:  # sqlglot raising on an odd tree is the query's problem
-            raise SQLParseError(f"cannot translate the query to {dialect}: {exc}") from None
+        """The query written for `dialect`, generated from the checked tree (once per dialect)."""
+        if dialect not in self._written:
+            try:
+                self._written[dialect] = self.expression.sql(dialect=dialect)
+            except Exception as exc:  # sqlglot raising on an odd tree is the query's problem
+                raise SQLParseError(f"cannot translate the query to {dialect}: {exc}") from None
+        return self._written[dialect]
 
 
 def check_query(sql: str, dialect: str = "sqlite") -> CheckedQuery:
@@ -92,6 +95,12 @@ def check_query(sql: str, dialect: str = "sqlite") -> CheckedQuery:
         raise SQLParseError("the reply contains no SQL")
     if len(text) > MAX_SQL_CHARS:
         raise SQLParseError(f"the SQL is {len(text)} characters long; the limit is {MAX_SQL_CHARS}")
+    if "\x00" in text:
+        raise SQLParseError("the SQL contains a NUL character")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SQLParseError("the SQL contains characters that are not valid Unicode") from None
     statements = _parse(text, dialect)
     if len(statements) != 1:
         raise SQLParseError(

@@ -71,7 +71,7 @@ class SQLVerifierConfig:
     use_test_suite: bool = True
     """Also check the databases in `task.metadata["test_suite"]` (defeats hard-coded answers)."""
     gold_cache_size: int = 4096
-    """Gold results kept in memory (0 turns the cache off)."""
+    """Gold results (and parsed gold queries) kept in memory; 0 turns the cache off."""
 
     def __post_init__(self) -> None:
         if self.dialect not in _DIALECTS:
@@ -114,6 +114,7 @@ class SQLVerifier:
         self.backend = backend
         self.config = config or SQLVerifierConfig()
         self._gold_cache: OrderedDict[tuple, QueryResult] = OrderedDict()
+        self._gold_queries: OrderedDict[tuple, CheckedQuery | None] = OrderedDict()
         self._cache_lock = threading.Lock()
         self.cache_hits = 0
         self.cache_misses = 0
@@ -204,12 +205,7 @@ class SQLVerifier:
         SQLite in the reply dialect (the engine's own gate applies), as Spider's gold sometimes
         needs.
         """
-        try:
-            gold_query: CheckedQuery | None = check_query(gold_sql, self.config.dialect)
-        except SQLParseError:
-            if self.backend.dialect != self.config.dialect:
-                raise
-            gold_query = None
+        gold_query = self._gold_query(gold_sql)
         key = (self.backend.name, database.fingerprint, gold_sql, self.config.dialect)
         with self._cache_lock:
             cached = self._gold_cache.get(key)
@@ -227,16 +223,35 @@ class SQLVerifier:
             result = self.backend.run_sql(database, gold_sql, limits)
         else:
             result = self.backend.execute(database, gold_query, limits)
+        self._remember(self._gold_cache, key, result)
+        return gold_query, result
+
+    def _gold_query(self, gold_sql: str) -> CheckedQuery | None:
+        """The checked gold query (parsed once: sqlglot costs more than a small SQLite query)."""
+        key = (gold_sql, self.config.dialect)
+        with self._cache_lock:
+            if key in self._gold_queries:
+                return self._gold_queries[key]
+        try:
+            gold_query: CheckedQuery | None = check_query(gold_sql, self.config.dialect)
+        except SQLParseError:
+            if self.backend.dialect != self.config.dialect:
+                raise
+            gold_query = None
+        self._remember(self._gold_queries, key, gold_query)
+        return gold_query
+
+    def _remember(self, cache: OrderedDict, key: tuple, value: object) -> None:
         if self.config.gold_cache_size > 0:
             with self._cache_lock:
-                self._gold_cache[key] = result
-                while len(self._gold_cache) > self.config.gold_cache_size:
-                    self._gold_cache.popitem(last=False)
-        return gold_query, result
+                cache[key] = value
+                while len(cache) > self.config.gold_cache_size:
+                    cache.popitem(last=False)
 
     def clear_cache(self) -> None:
         with self._cache_lock:
             self._gold_cache.clear()
+            self._gold_queries.clear()
 
     # --- exploration (multi-turn envs) ------------------------------------------------------------
 
