@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from rlvr.verifiers.sql.database import Column, Database, Table
 from rlvr.verifiers.sql.errors import UnknownDatabase
 

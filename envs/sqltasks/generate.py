@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
+
 from rlvr.envs.errors import DatasetError, EnvConfigError
 from rlvr.envs.sqltasks.domains import DOMAINS, DomainCatalog, db_id_of
 from rlvr.envs.sqltasks.questions import LEVELS, TEMPLATES, Context

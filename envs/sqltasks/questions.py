@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from rlvr.envs.sqltasks.domains import Attr, Domain, Role
 from rlvr.verifiers.sql.database import Database
 

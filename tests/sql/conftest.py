@@ -17,9 +17,9 @@ import shutil
 import subprocess
 
 import pytest
-from sqlhelpers import shop_database
 
 from tests.conftest import require_service
+from tests.sql.sqlhelpers import shop_database
 
 TEST_ROLE = "rlvr_test_admin"
 TEST_DATABASE = "rlvr_test"

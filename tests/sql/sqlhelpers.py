@@ -1,4 +1,4 @@
-"""Helpers of the SQL tests (imported as `sqlhelpers`: pytest puts this folder on the path)."""
+"""Helpers shared by the SQL tests."""
 
 from __future__ import annotations
 

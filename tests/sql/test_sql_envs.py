@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import gymnasium as gym
 import pytest
+
+import rlvr
 from rlvr.envs import EnvConfigError, check_env
 from rlvr.envs.sqltasks import DOMAINS, LEVELS, TEMPLATES, DomainCatalog, procedural_tasks
 from rlvr.envs.sqltasks.domains import parse_db_id
 from rlvr.verifiers.sql import SQLVerifier, UnknownDatabase
-
-import rlvr
 
 ENV_IDS = ("rlvr/SQL-v0", "rlvr/SQLInteractive-v0")
 
@@ -198,8 +198,8 @@ def test_copying_explored_rows_into_the_answer_fails():
 def test_exploration_infra_error_ends_the_episode(tmp_path):
     from rlvr.envs.sql_interactive import SQLInteractiveEnv
     from rlvr.envs.sqltasks import load_sql_jsonl
-    from sqlhelpers import shop_database
-    from test_sql_loaders import write_database
+    from tests.sql.sqlhelpers import shop_database
+    from tests.sql.test_sql_loaders import write_database
 
     write_database(tmp_path / "dbs" / "mini" / "mini.sqlite", shop_database())
     (tmp_path / "q.jsonl").write_text(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from rlvr.verifiers.sql import SQLParseError, UnsafeQuery, check_query, extract_sql
 
 

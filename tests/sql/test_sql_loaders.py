@@ -7,6 +7,7 @@ import sqlite3
 
 import gymnasium as gym
 import pytest
+
 from rlvr.envs import DatasetError
 from rlvr.envs.sqltasks import load_bird, load_spider, load_sql_jsonl
 from rlvr.verifiers.sql import SQLVerifier

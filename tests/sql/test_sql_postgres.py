@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from rlvr.verifiers.sql import (
     Limits,
     QueryError,
@@ -14,7 +15,7 @@ from rlvr.verifiers.sql import (
     SQLVerifierConfig,
 )
 from rlvr.verifiers.types import Status
-from sqlhelpers import task
+from tests.sql.sqlhelpers import task
 
 pytestmark = pytest.mark.postgres
 
@@ -172,6 +173,7 @@ def test_dropped_connections_are_replaced_or_reported(verifier, postgres_backend
 
 def test_close_drops_the_reader_role(catalog, postgres_dsn):
     import psycopg
+
     from rlvr.verifiers.sql.postgres import PostgresBackend
 
     backend = PostgresBackend(postgres_dsn)

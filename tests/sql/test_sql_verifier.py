@@ -7,6 +7,7 @@ import sqlite3
 import time
 
 import pytest
+
 from rlvr.verifiers.sql import (
     Column,
     Database,
@@ -20,7 +21,7 @@ from rlvr.verifiers.sql import (
     Table,
 )
 from rlvr.verifiers.types import Status, Task
-from sqlhelpers import SNAPSHOT_SQL, shop_database, task
+from tests.sql.sqlhelpers import SNAPSHOT_SQL, shop_database, task
 
 GOLD = "SELECT name, age FROM people WHERE city = 'Lyon'"
 

@@ -13,8 +13,9 @@ import logging
 from dataclasses import dataclass, field
 
 import sqlglot
-from rlvr.verifiers.sql.errors import SQLParseError, UnsafeQuery
 from sqlglot import exp
+
+from rlvr.verifiers.sql.errors import SQLParseError, UnsafeQuery
 
 MAX_SQL_CHARS = 100_000
 
