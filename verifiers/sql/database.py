@@ -13,11 +13,12 @@ carry a `fingerprint` of their content, under which backends and the gold cache 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -180,8 +181,19 @@ class SQLiteFile:
             raise BackendError(f"database {self.id!r}: cannot open {self.path}: {exc}") from None
         return connection
 
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """A read-only connection; a file that breaks while being read is a `BackendError`."""
+        connection = self.connect()
+        try:
+            yield connection
+        except sqlite3.Error as exc:
+            raise BackendError(f"database {self.id!r}: cannot read {self.path}: {exc}") from None
+        finally:
+            connection.close()
+
     def describe(self, sample_rows: int = 0) -> str:
-        with _closing(self.connect()) as connection:
+        with self._reading() as connection:
             tables = _user_tables(connection)
             statements = [sql for _, sql in tables]
             samples = []
@@ -198,7 +210,7 @@ class SQLiteFile:
     def to_database(self) -> Database:
         """The whole file as a `Database` (to load it into another engine). A column whose values
         do not all fit its declared type is loaded as TEXT, as SQLite itself would have allowed."""
-        with _closing(self.connect()) as connection:
+        with self._reading() as connection:
             tables = [_read_table(connection, name) for name, _ in _user_tables(connection)]
         return Database(self.id, tuple(tables), enforce_constraints=False)
 
@@ -223,17 +235,6 @@ def _describe(statements: Sequence[str], samples: Sequence[tuple[str, list[str],
             table = format_table(columns, rows, max_rows=len(rows), max_width=30, total=len(rows))
             parts.append(f"/* {len(rows)} example rows from {name}:\n{table}\n*/")
     return "\n\n".join(parts)
-
-
-class _closing:
-    def __init__(self, connection: sqlite3.Connection) -> None:
-        self.connection = connection
-
-    def __enter__(self) -> sqlite3.Connection:
-        return self.connection
-
-    def __exit__(self, *exc: object) -> None:
-        self.connection.close()
 
 
 def _user_tables(connection: sqlite3.Connection) -> list[tuple[str, str]]:

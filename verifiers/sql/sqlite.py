@@ -157,6 +157,8 @@ def _build_image(database: DatabaseSource, copy_limit_bytes: int) -> bytes | Pat
         source = database.connect()
         try:
             return source.serialize()
+        except sqlite3.Error as exc:
+            raise BackendError(f"database {database.id!r} cannot be read: {exc}") from None
         finally:
             source.close()
     if isinstance(database, Database):
