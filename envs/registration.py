@@ -24,7 +24,41 @@ class EnvEntry:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
 
-BUILTIN_ENVS: tuple[EnvEntry, ...] = (EnvEntry("rlvr/Math-v0", "rlvr.envs.math:MathEnv"),)
+BUILTIN_ENVS: tuple[EnvEntry, ...] = (
+    EnvEntry("rlvr/Math-v0", "rlvr.envs.math:MathEnv"),
+    EnvEntry("rlvr/ToolMath-v0", "rlvr.envs.tool_math:ToolMathEnv", max_episode_steps=10),
+    EnvEntry("rlvr/WebShop-v0", "rlvr.envs.web.webshop:WebShopEnv", max_episode_steps=30),
+    EnvEntry("rlvr/WikiQA-v0", "rlvr.envs.web.wikiqa:WikiQAEnv", max_episode_steps=20),
+    EnvEntry("rlvr/SQL-v0", "rlvr.envs.sql:SQLEnv"),
+    EnvEntry(
+        "rlvr/SQLInteractive-v0", "rlvr.envs.sql_interactive:SQLInteractiveEnv", 8, {"max_turns": 8}
+    ),
+)
+
+# Self-correction variants of single-turn envs: base id -> (variant id, SelfCorrectEnv kwargs).
+# A variant is registered only when its base env is built in.
+SELF_CORRECT_VARIANTS: Mapping[str, tuple[str, Mapping[str, Any]]] = {
+    "rlvr/Math-v0": ("rlvr/MathSelfCorrect-v0", {"feedback": "binary"}),
+    "rlvr/Code-v0": ("rlvr/CodeSelfCorrect-v0", {"feedback": "details"}),
+    "rlvr/SQL-v0": ("rlvr/SQLSelfCorrect-v0", {"feedback": "details"}),
+}
+
+
+def self_correct_entries(entries: Iterable[EnvEntry]) -> tuple[EnvEntry, ...]:
+    """The `SELF_CORRECT_VARIANTS` entries whose base env is among `entries`."""
+    present = {entry.id for entry in entries}
+    return tuple(
+        EnvEntry(
+            variant,
+            "rlvr.envs.self_correct:SelfCorrectEnv",
+            kwargs={"env": base, "max_attempts": 3, **kwargs},
+        )
+        for base, (variant, kwargs) in SELF_CORRECT_VARIANTS.items()
+        if base in present
+    )
+
+
+BUILTIN_ENVS += self_correct_entries(BUILTIN_ENVS)
 
 
 def register_builtin_envs() -> None:
