@@ -221,7 +221,10 @@ def test_require_simplified_off_accepts_any_equivalent_expression():
 
 
 def test_gold_may_be_an_int_or_a_fraction():
+    import numpy as np
+
     assert judge(85, boxed("85")).is_correct
+    assert judge(np.int64(-3), boxed("-3")).is_correct
     assert judge(Fraction(-3, 4), boxed("-0.75")).is_correct
     assert gold_text(Task(id="t", prompt="?", answer=Fraction(6, 8))) == "\\frac{3}{4}"
 

@@ -173,12 +173,13 @@ def _combine(
 def gold_text(task: Task) -> str:
     """The task's gold answer as text (ints and Fractions are rendered exactly)."""
     from fractions import Fraction
+    from numbers import Integral
 
     answer = task.answer
     if isinstance(answer, bool) or answer is None:
         raise TaskFormatError(f"task {task.id!r}: a math task needs a gold answer, got {answer!r}")
-    if isinstance(answer, int):
-        return str(answer)
+    if isinstance(answer, Integral):  # int, numpy integers
+        return str(int(answer))
     if isinstance(answer, Fraction):
         return literals.format_fraction(answer)
     if isinstance(answer, str) and answer.strip():
