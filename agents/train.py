@@ -249,6 +249,8 @@ class Trainer:
     def run(self) -> TrainResult:
         config = self.config
         (self.out / "config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+        if self.step == 0:  # a fresh run does not append to an earlier run's metrics
+            self.metrics.truncate_after(-1)
         if not self.evaluations:
             self.evaluate()
         bar = _progress(config.steps, self.step) if config.progress else None

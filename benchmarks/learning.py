@@ -55,7 +55,12 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=2e-4, help="GRPO (ours and TRL)")
     parser.add_argument("--ppo-lr", type=float, default=2e-4)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--report-only", action="store_true", help="redo the table and plot")
     args = parser.parse_args()
+    if args.report_only:
+        saved = json.loads((Path(args.out) / "results.json").read_text())
+        report(args, saved["results"])
+        return
     if args.worker:
         print(json.dumps(run_worker(args)))
         return
@@ -285,6 +290,17 @@ def report(args: argparse.Namespace, results: dict[str, dict]) -> None:
             f"{r['train_seconds'] / max(r['steps'], 1):7.3f} {r['train_seconds']:8.0f} "
             f"{r['cpu_seconds']:7.0f} {r['load_before']:4.1f}-{r['load_after']:<4.1f}"
         )
+    print(f"\nheld-out accuracy by training time (every {args.eval_interval:.0f} s)")
+    curves = {name: held_out_curve(out / name / "metrics.jsonl") for name in results}
+    for name, curve in curves.items():
+        points = "  ".join(f"{seconds:4.0f}s {success:.3f}" for seconds, success in curve)
+        print(f"{name:6s} {points}")
+    for threshold in (0.8, 0.9):
+        reached = {name: first_time(curve, threshold) for name, curve in curves.items()}
+        shown = ", ".join(f"{name} {_seconds(t)}" for name, t in reached.items())
+        print(f"first evaluation at >= {threshold:.0%}: {shown}")
+        for name, seconds in reached.items():
+            results[name][f"seconds_to_{int(threshold * 100)}"] = seconds
     if "grpo" in results and "trl" in results:
         ours, theirs = results["grpo"]["gain"], results["trl"]["gain"]
         print(f"\nGRPO gain: ours {ours:+.3f} vs TRL {theirs:+.3f} in the same training time")
@@ -297,6 +313,20 @@ def report(args: argparse.Namespace, results: dict[str, dict]) -> None:
         json.dumps({"settings": vars(args), "results": results}, indent=2) + "\n"
     )
     print(f"plot: {plot}\nfigures: {out / 'results.json'}")
+
+
+def held_out_curve(path: Path) -> list[tuple[float, float]]:
+    from rlvr.agents.metrics import read_metrics, series
+
+    return list(zip(*series(read_metrics(path), "eval/success_rate", "time/train_seconds")))
+
+
+def _seconds(value: float | None) -> str:
+    return "never" if value is None else f"{value:.0f} s"
+
+
+def first_time(curve: list[tuple[float, float]], threshold: float) -> float | None:
+    return next((seconds for seconds, success in curve if success >= threshold), None)
 
 
 if __name__ == "__main__":

@@ -136,13 +136,16 @@ def test_resume_continues_bit_for_bit(tiny_path, tmp_path, overrides):
 def test_resume_true_picks_the_latest_checkpoint_and_keeps_the_metrics_consistent(
     tiny_path, tmp_path
 ):
+    def logged_steps():
+        rows = read_metrics(tmp_path / "metrics.jsonl")
+        return [row["step"] for row in rows if "losses/policy" in row]
+
     train(config(tiny_path, tmp_path, steps=2))
     result = train(config(tiny_path, tmp_path, steps=3), resume=True)
     assert result.steps == 3
-    steps = [
-        row["step"] for row in read_metrics(tmp_path / "metrics.jsonl") if "losses/policy" in row
-    ]
-    assert steps == [1, 2, 3]
+    assert logged_steps() == [1, 2, 3]
+    train(config(tiny_path, tmp_path, steps=1))  # a fresh run in the same folder starts over
+    assert logged_steps() == [1]
 
 
 def test_infra_errors_are_dropped_from_the_loss_and_counted(tiny_path):
