@@ -27,6 +27,9 @@ TAG_NAMES = ("tool_call", "function_call")
 ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
 # Scanning every '{' of a long adversarial reply with a JSON decoder is quadratic: bound it.
 MAX_BARE_CANDIDATES = 32
+# Deeper values would overflow the stack of the recursive code that handles them later (copies
+# into `info`, JSON dumps); real calls nest a few levels.
+MAX_NESTING = 32
 
 _TAGGED = re.compile(
     r"<(?P<tag>" + "|".join(TAG_NAMES) + r")>(?P<body>.*?)(?:</(?P=tag)>|\Z)", re.DOTALL
@@ -72,7 +75,7 @@ def parse_tool_calls(reply: str) -> ParsedReply:
     for body in _fenced_blocks(reply):
         try:
             parsed.calls.extend(_calls_from(json.loads(body)))
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # a code block that is not a call is part of the answer
     if parsed.calls:
         return parsed
@@ -105,9 +108,15 @@ def _load_lenient(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         json_error = f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+    except RecursionError:
+        raise ValueError(f"it is nested more than {MAX_NESTING} levels deep") from None
     try:
-        return ast.literal_eval(text)
+        value = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise ValueError(json_error) from None
+    try:  # Python literals JSON cannot hold (tuple keys, sets, bytes) are not calls
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError, RecursionError):
         raise ValueError(json_error) from None
 
 
@@ -132,17 +141,37 @@ def _bare_json_values(reply: str) -> list[Any]:
 
 
 def _calls_from(value: Any) -> list[ToolCall]:
-    """The calls a decoded value describes; `ValueError` if it describes none."""
+    """The calls a decoded JSON value describes; `ValueError` if it describes none."""
+    if _nesting(value) > MAX_NESTING:
+        raise ValueError(f"it is nested more than {MAX_NESTING} levels deep")
+    return _calls_in(value)
+
+
+def _nesting(value: Any) -> int:
+    """How deeply lists and objects nest in `value` (without recursion: it may be very deep)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, depth)
+            if depth > MAX_NESTING:
+                break
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _calls_in(value: Any) -> list[ToolCall]:
     if isinstance(value, list):
         if not value:
             raise ValueError("the list of calls is empty")
-        return [call for item in value for call in _calls_from(item)]
+        return [call for item in value for call in _calls_in(item)]
     if not isinstance(value, dict):
         raise ValueError(f"expected a JSON object, got {type(value).__name__}")
     if "tool_calls" in value:
-        return _calls_from(value["tool_calls"])
+        return _calls_in(value["tool_calls"])
     if isinstance(value.get("function"), dict):
-        return _calls_from(value["function"])
+        return _calls_in(value["function"])
     name = value.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError("the call has no 'name' (a string naming the tool)")
@@ -156,6 +185,10 @@ def _calls_from(value: Any) -> list[ToolCall]:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
             raise ValueError(f"'arguments' is a string but not JSON ({exc.msg})") from None
+        except RecursionError:
+            raise ValueError(f"'arguments' is nested more than {MAX_NESTING} levels deep") from None
+        if _nesting(arguments) > MAX_NESTING:
+            raise ValueError(f"'arguments' is nested more than {MAX_NESTING} levels deep")
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):

@@ -131,6 +131,14 @@ def test_details_feedback_shows_the_verifiers_details_but_never_the_gold():
     assert "no integer in the reply" in observation
 
 
+def test_details_feedback_echoes_a_long_answer_cut_short():
+    env = make(feedback="details")
+    env.reset(seed=0, options={"task_index": 2})
+    observation, *_ = env.step("9" * 4000)
+    assert "Your answer was read as: 999" in observation and "more characters]" in observation
+    assert len(observation) < 3000
+
+
 def test_details_feedback_reports_partial_credit():
     env = make(feedback="details")
     env.reset(seed=0, options={"task_index": 2})

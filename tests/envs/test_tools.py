@@ -86,6 +86,36 @@ def test_parsing_an_adversarial_reply_is_fast():
     assert time.perf_counter() - start < 2.0
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "```json\n" + "[" * 100_000 + "\n```",  # json.loads raises RecursionError
+        "<tool_call>" + "[" * 100_000 + "</tool_call>",
+        "<tool_call>" + "[" * 900 + '{"name": "a", "arguments": {}}' + "]" * 900 + "</tool_call>",
+        '<tool_call>{"name": "a", "arguments": {"x": ' + "[" * 800 + "]" * 800 + "}}</tool_call>",
+        "<tool_call>{'name': 'a', 'arguments': {(1, 2): 3}}</tool_call>",  # not JSON: tuple key
+        "<tool_call>{'name': 'a', 'arguments': {'x': {1, 2}}}</tool_call>",  # a set
+    ],
+)
+def test_deep_or_non_json_calls_are_errors_not_exceptions(reply):
+    parsed = parse_tool_calls(reply)
+    assert not parsed.calls
+    env = CounterEnv()
+    env.reset(seed=0)
+    observation, reward, terminated, _, info = env.step(reply)
+    assert reward == 0.0 and not info["infra_error"]
+    assert terminated or observation.startswith("Error: could not read")
+
+
+def test_a_reply_of_many_unreadable_blocks_gets_a_short_answer():
+    env = CounterEnv(max_calls_per_reply=3)
+    env.reset(seed=0)
+    observation, *_ = env.step("<tool_call></tool_call>" * 20_000)
+    assert observation.count("Error: could not read") == 3
+    assert "19997 more blocks could not be read" in observation
+    assert env.observation_space.contains(observation)
+
+
 # --- tools and schemas ---------------------------------------------------------------------------
 
 
@@ -357,6 +387,10 @@ def test_calculator_is_exact(expression, expected):
         ("(" * 5000 + "1" + ")" * 5000, "longer than 1000 characters"),
         ("(" * 300 + "1" + ")" * 300, "cannot parse|nested"),
         ("1+" * 400 + "1", "more than 300 parts"),
+        ("round(1, 10**9)", "within"),  # would build 10**(10**9)
+        ("comb(100000, 50000)", "more than 14000 bits"),  # refused before computing
+        ("perm(100000, 100000)", "more than 14000 bits"),
+        ("pow(3, 2**2048 + 1, 2**2047 + 1)", "below 2\\*\\*2048"),
         ("", "empty"),
     ],
 )

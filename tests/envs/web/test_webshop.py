@@ -11,7 +11,7 @@ import rlvr  # noqa: F401
 from rlvr.envs import EnvConfigError, check_env
 from rlvr.envs.tools import format_tool_call
 from rlvr.envs.web.server import SiteServer, running_servers
-from rlvr.envs.web.shop import ShopApp, grade_purchase, load_catalog
+from rlvr.envs.web.shop import Goal, ShopApp, grade_purchase, load_catalog
 
 SIZE = 300
 
@@ -103,6 +103,16 @@ def test_purchases_are_graded_on_attributes_options_and_price():
     assert reward == pytest.approx((requirements - len(wrong)) / requirements)
     assert info["verdict"]["status"] == "incorrect"
     env.close()
+
+
+def test_a_price_equal_to_the_limit_is_not_lower_than_it():
+    catalog = load_catalog(0, SIZE)
+    product = catalog.products[0]
+    goal = Goal(product.category, product.attributes[:1], {}, product.price_cents, product.id)
+    assert "price lower than" in goal.instruction()
+    assert grade_purchase(goal, product, {})["price"] == 0.0
+    cheaper = Goal(product.category, product.attributes[:1], {}, product.price_cents + 1, "x")
+    assert grade_purchase(cheaper, product, {})["price"] == 1.0
 
 
 def test_another_category_earns_nothing_and_so_does_not_buying():
