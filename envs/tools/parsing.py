@@ -18,6 +18,7 @@ JSON object that is not a call is just text, so a final answer that contains JSO
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -25,8 +26,13 @@ from typing import Any
 
 TAG_NAMES = ("tool_call", "function_call")
 ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
-# Scanning every '{' of a long adversarial reply with a JSON decoder is quadratic: bound it.
+# Scanning every '{' of a long adversarial reply with a JSON decoder is quadratic, and decoding
+# a million code blocks slow: bound both.
 MAX_BARE_CANDIDATES = 32
+MAX_FENCED_BLOCKS = 32
+# A longer call is refused unread: decoding megabytes (ast.literal_eval of a 15 MB dict took 25 s
+# and 1.8 GB) would let one reply stall the env; real calls are far shorter.
+MAX_CALL_CHARS = 100_000
 # Deeper values would overflow the stack of the recursive code that handles them later (copies
 # into `info`, JSON dumps); real calls nest a few levels.
 MAX_NESTING = 32
@@ -65,14 +71,15 @@ def parse_tool_calls(reply: str) -> ParsedReply:
     tagged = list(_TAGGED.finditer(reply))
     if tagged:
         for match in tagged:
-            body = match.group("body").strip()
-            body = _strip_fence(body)
+            body = _strip_fence(match.group("body").strip())
             try:
                 parsed.calls.extend(_calls_from(_load_lenient(body)))
             except ValueError as exc:
                 parsed.errors.append(f"could not read the <{match.group('tag')}> block: {exc}")
         return parsed
     for body in _fenced_blocks(reply):
+        if len(body) > MAX_CALL_CHARS:
+            continue
         try:
             parsed.calls.extend(_calls_from(json.loads(body)))
         except (ValueError, RecursionError):
@@ -98,12 +105,15 @@ def _strip_fence(body: str) -> str:
 
 
 def _fenced_blocks(reply: str) -> list[str]:
-    return [match.group("body").strip() for match in _FENCED.finditer(reply)]
+    matches = itertools.islice(_FENCED.finditer(reply), MAX_FENCED_BLOCKS)
+    return [match.group("body").strip() for match in matches]
 
 
 def _load_lenient(text: str) -> Any:
     if not text:
         raise ValueError("it is empty; put a JSON object with 'name' and 'arguments' inside")
+    if len(text) > MAX_CALL_CHARS:
+        raise ValueError(f"it is longer than {MAX_CALL_CHARS} characters")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -135,7 +145,8 @@ def _bare_json_values(reply: str) -> list[Any]:
         except (json.JSONDecodeError, RecursionError):
             position = match.start() + 1
             continue
-        values.append(value)
+        if end - match.start() <= MAX_CALL_CHARS:
+            values.append(value)
         position = end
     return values
 

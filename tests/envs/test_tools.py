@@ -26,6 +26,7 @@ from rlvr.envs.tools import (
     validate_arguments,
 )
 from rlvr.envs.tools.calculator import format_number
+from rlvr.envs.tools.parsing import MAX_CALL_CHARS, MAX_FENCED_BLOCKS
 
 # --- parsing -------------------------------------------------------------------------------------
 
@@ -86,6 +87,12 @@ def test_parsing_an_adversarial_reply_is_fast():
     assert time.perf_counter() - start < 2.0
 
 
+def test_only_the_first_code_blocks_are_decoded():
+    block = '```json\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n```\n'
+    # A 10 MB reply of code blocks took seconds to decode; the work is now bounded.
+    assert len(parse_tool_calls(block * 10_000).calls) == MAX_FENCED_BLOCKS
+
+
 @pytest.mark.parametrize(
     "reply",
     [
@@ -105,6 +112,16 @@ def test_deep_or_non_json_calls_are_errors_not_exceptions(reply):
     observation, reward, terminated, _, info = env.step(reply)
     assert reward == 0.0 and not info["infra_error"]
     assert terminated or observation.startswith("Error: could not read")
+
+
+def test_a_huge_call_is_refused_unread():
+    keys = ", ".join(f"'k{i}': {i}" for i in range(300_000))  # 4 MB: ast took seconds and GBs
+    env = CounterEnv()
+    env.reset(seed=0)
+    start = time.perf_counter()
+    observation, *_ = env.step(f"<tool_call>{{'name': 'increment', 'arguments': {{{keys}}}}}")
+    assert time.perf_counter() - start < 2.0
+    assert observation.endswith(f"block: it is longer than {MAX_CALL_CHARS} characters")
 
 
 def test_a_reply_of_many_unreadable_blocks_gets_a_short_answer():
