@@ -9,6 +9,7 @@ dead so that the pool replaces it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import select
@@ -18,7 +19,7 @@ from collections.abc import Callable
 
 from rlvr.sandboxes.errors import ProtocolError
 from rlvr.sandboxes.types import ExecRequest, ExecResult, ProgramStatus, SandboxStatus
-from rlvr.sandboxes.worker import COMMAND_SIZE, RUN_COMMAND, FrameError, FrameReader, encode_frame
+from rlvr.sandboxes.worker import RUN_COMMAND, FrameError, FrameReader, encode_frame
 
 logger = logging.getLogger(__name__)
 
@@ -98,19 +99,15 @@ class PipeTransport(Transport):
 
     def kill(self) -> None:
         if self.process.poll() is None:
-            try:
+            with contextlib.suppress(OSError):
                 self.process.kill()
-            except OSError:
-                pass
         try:
             self.process.wait(timeout=10)
         except Exception:  # a process that will not die is logged, not raised
             logger.warning("sandbox worker %s did not exit after SIGKILL", self.process.pid)
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
-            try:
+            with contextlib.suppress(OSError):
                 stream.close()
-            except OSError:
-                pass
         if self.on_kill is not None:
             self.on_kill()
 
@@ -189,7 +186,9 @@ class WorkerConnection:
             while done is None or (result is None and done.get("exit") is not None):
                 stream, frame = self._next_any(deadline)
                 if stream is None:
-                    return self._give_up(f"no answer {limits.wall_time + HOST_GRACE:g}s after start")
+                    return self._give_up(
+                        f"no answer {limits.wall_time + HOST_GRACE:g}s after start"
+                    )
                 if stream == RESULT:
                     if result is not None:
                         raise ProtocolError("two results for one run")

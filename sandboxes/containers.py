@@ -15,6 +15,7 @@ pool starts a replacement worker.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import logging
@@ -25,13 +26,14 @@ import struct
 import threading
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rlvr.sandboxes.connection import CONTROL, RESULT, Transport, TransportClosed, WorkerConnection
 from rlvr.sandboxes.errors import SandboxConfigError
 from rlvr.sandboxes.image import DEFAULT_IMAGE, SANDBOX_UID, docker_client, image_method
 from rlvr.sandboxes.local import MEMORY_OVERHEAD, PROCESS_OVERHEAD, WORKER_SOURCE
 from rlvr.sandboxes.pool import Backend
-from rlvr.sandboxes.types import MiB, ExecRequest, Limits
+from rlvr.sandboxes.types import ExecRequest, Limits, MiB
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +73,7 @@ class DockerConfig:
 class DockerTransport(Transport):
     """The attach socket of a container: stdin out, Docker-multiplexed stdout/stderr in."""
 
-    STREAMS = {1: RESULT, 2: CONTROL}
+    STREAMS: ClassVar[dict[int, str]] = {1: RESULT, 2: CONTROL}
 
     def __init__(self, sock, container, backend: DockerBackend) -> None:
         self.raw = getattr(sock, "_sock", sock)
@@ -147,10 +149,8 @@ class DockerTransport(Transport):
 
     def kill(self) -> None:
         self.closed = True
-        try:
+        with contextlib.suppress(OSError):
             self.sock.close()
-        except OSError:
-            pass
         self.backend.remove_container(self.container)
 
     def describe_exit(self) -> str:
@@ -207,13 +207,23 @@ class DockerBackend(Backend):
             "weak": False,
             "env": {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp"},
             "oom_file": None,
-            "oom_files": ["/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"],
+            "oom_files": [
+                "/sys/fs/cgroup/memory/memory.oom_control",
+                "/sys/fs/cgroup/memory.events",
+            ],
         }
         tmp = f"rw,exec,nosuid,nodev,size={self.config.tmp_size}"
         container = client.containers.create(
             self.config.image,
-            command=[self.config.python, "-S", "-s", "-B", "-c", WORKER_SOURCE.read_text(),
-                     json.dumps(worker_config)],
+            command=[
+                self.config.python,
+                "-S",
+                "-s",
+                "-B",
+                "-c",
+                WORKER_SOURCE.read_text(),
+                json.dumps(worker_config),
+            ],
             name=f"rlvr-sandbox-{self.tag}-{next(self.serial)}",
             labels={OWNER_LABEL: self.tag, "rlvr.sandbox": "1"},
             user=f"{self.config.uid}:{self.config.uid}",

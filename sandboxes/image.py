@@ -77,8 +77,15 @@ def skeleton_tar(uid: int = SANDBOX_UID) -> bytes:
         )
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for name, mode in (("usr", 0o755), ("tmp", 0o1777), ("proc", 0o555), ("dev", 0o755),
-                           ("sys", 0o555), ("etc", 0o755), ("run", 0o755)):
+        for name, mode in (
+            ("usr", 0o755),
+            ("tmp", 0o1777),
+            ("proc", 0o555),
+            ("dev", 0o755),
+            ("sys", 0o555),
+            ("etc", 0o755),
+            ("run", 0o755),
+        ):
             info = tarfile.TarInfo(name)
             info.type, info.mode = tarfile.DIRTYPE, mode
             tar.addfile(info)
@@ -107,7 +114,11 @@ def build_image(
     if method not in METHODS:
         raise SandboxConfigError(f"unknown image method {method!r}; use one of {METHODS}")
     client = docker_client(base_url)
-    changes = [f"LABEL {METHOD_LABEL}={method}", f"USER {SANDBOX_UID}:{SANDBOX_UID}", "WORKDIR /tmp"]
+    changes = [
+        f"LABEL {METHOD_LABEL}={method}",
+        f"USER {SANDBOX_UID}:{SANDBOX_UID}",
+        "WORKDIR /tmp",
+    ]
     repository, _, version = tag.rpartition(":") if ":" in tag.split("/")[-1] else (tag, "", "")
     try:
         if method == "host":
@@ -134,7 +145,9 @@ def _debootstrap_archive(workdir: str, suite: str, mirror: str, log: Callable[[s
     if debootstrap is None:
         raise SandboxUnavailable("debootstrap not found: apt-get install debootstrap")
     if os.geteuid() != 0:
-        raise SandboxUnavailable("debootstrap needs root; run build-image as root or use --method host")
+        raise SandboxUnavailable(
+            "debootstrap needs root; run build-image as root or use --method host"
+        )
     rootfs = os.path.join(workdir, "rootfs")
     log(f"debootstrap {suite} from {mirror} (a minute or two)")
     subprocess.run(

@@ -35,7 +35,7 @@ from rlvr.sandboxes.cgroups import CgroupTree, WorkerCgroup
 from rlvr.sandboxes.connection import PipeTransport, WorkerConnection
 from rlvr.sandboxes.errors import SandboxConfigError, SandboxUnavailable
 from rlvr.sandboxes.pool import Backend
-from rlvr.sandboxes.types import MiB, ExecRequest, Limits
+from rlvr.sandboxes.types import ExecRequest, Limits, MiB
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +44,9 @@ WORKDIR = "/tmp/work"
 MEMORY_OVERHEAD = 48 * MiB  # the worker's own processes share the memory cgroup with the program
 PROCESS_OVERHEAD = 4  # sh/bwrap monitor, zygote, supervisor, cleaner
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
-JOIN_CGROUPS = 'for f in "$@"; do shift; [ "$f" = -- ] && break; echo $$ > "$f" || exit 97; done; exec "$@"'
+JOIN_CGROUPS = (
+    'for f in "$@"; do shift; [ "$f" = -- ] && break; echo $$ > "$f" || exit 97; done; exec "$@"'
+)
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,8 @@ class LocalBackend(Backend):
         self.config = config
         self.isolation = probe(config)
         if not self.isolation.complete:
-            fatal = self.isolation.bwrap is None and os.geteuid() == 0 and not self.isolation.setpriv
+            # Weak isolation still never runs untrusted code as root.
+            fatal = os.geteuid() == 0 and self.isolation.setpriv is None
             if not config.allow_weak_isolation or fatal or not os.path.exists(config.python):
                 raise SandboxUnavailable(
                     "the local sandbox cannot isolate code here: "
@@ -136,9 +139,8 @@ class LocalBackend(Backend):
                     + ". Fix that (run `rlvr sandbox doctor`), use backend='docker', or pass "
                     "allow_weak_isolation=True to run with weaker isolation"
                 )
-            message = (
-                "rlvr local sandbox runs with WEAKER ISOLATION: "
-                + "; ".join(self.isolation.problems)
+            message = "rlvr local sandbox runs with WEAKER ISOLATION: " + "; ".join(
+                self.isolation.problems
             )
             warnings.warn(message, RuntimeWarning, stacklevel=3)
             logger.warning(message)
@@ -223,16 +225,28 @@ class LocalBackend(Backend):
             worker_config["env"]["TMPDIR"] = weak_dir
             if cgroup is not None:
                 worker_config["oom_file"] = os.path.join(cgroup.memory_dir, cgroup.oom_file_name)
-        python = [config.python, "-S", "-s", "-B", "-c", WORKER_SOURCE.read_text(),
-                  json.dumps(worker_config)]
+        python = [
+            config.python,
+            "-S",
+            "-s",
+            "-B",
+            "-c",
+            WORKER_SOURCE.read_text(),
+            json.dumps(worker_config),
+        ]
         argv: list[str] = []
         if cgroup is not None:
             argv += ["/bin/sh", "-c", JOIN_CGROUPS, "sh", *cgroup.procs_files, "--"]
         if os.geteuid() == 0:
             argv += [
-                self.isolation.setpriv or "setpriv", f"--reuid={config.uid}",
-                f"--regid={config.uid}", "--clear-groups", "--inh-caps=-all",
-                "--bounding-set=-all", "--no-new-privs", "--",
+                self.isolation.setpriv or "setpriv",
+                f"--reuid={config.uid}",
+                f"--regid={config.uid}",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                "--no-new-privs",
+                "--",
             ]
         read_fd = None
         if sandboxed:
@@ -249,10 +263,28 @@ class LocalBackend(Backend):
 
     def _bwrap_args(self, cgroup: WorkerCgroup | None, network: bool) -> list[str]:
         args = [
-            "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-            "--new-session", "--as-pid-1", "--cap-drop", "ALL", "--hostname", "sandbox",
-            "--clearenv", "--setenv", "PYTHONHASHSEED", "0", "--setenv", "PATH", SANDBOX_PATH,
-            "--tmpfs", "/", "--ro-bind", "/usr", "/usr",
+            "--unshare-all",
+            "--unshare-user",
+            "--disable-userns",
+            "--die-with-parent",
+            "--new-session",
+            "--as-pid-1",
+            "--cap-drop",
+            "ALL",
+            "--hostname",
+            "sandbox",
+            "--clearenv",
+            "--setenv",
+            "PYTHONHASHSEED",
+            "0",
+            "--setenv",
+            "PATH",
+            SANDBOX_PATH,
+            "--tmpfs",
+            "/",
+            "--ro-bind",
+            "/usr",
+            "/usr",
         ]
         if network:
             args.insert(1, "--share-net")
@@ -266,9 +298,18 @@ class LocalBackend(Backend):
             args += ["--ro-bind", path, path]
         size = str(self.config.tmp_size)
         args += [
-            "--proc", "/proc", "--dev", "/dev",
-            "--size", size, "--tmpfs", "/tmp",
-            "--size", size, "--tmpfs", "/dev/shm",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--size",
+            size,
+            "--tmpfs",
+            "/tmp",
+            "--size",
+            size,
+            "--tmpfs",
+            "/dev/shm",
         ]
         if cgroup is not None:
             args += ["--ro-bind", cgroup.memory_dir, "/run/rlvr/memcg"]

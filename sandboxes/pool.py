@@ -155,7 +155,9 @@ class WorkerPool:
             return
         for slot in range(self.size):
             thread = threading.Thread(
-                target=self._slot_main, args=(slot,), name=f"rlvr-sandbox-{self.backend.name}-{slot}",
+                target=self._slot_main,
+                args=(slot,),
+                name=f"rlvr-sandbox-{self.backend.name}-{slot}",
                 daemon=True,
             )
             self._threads.append(thread)

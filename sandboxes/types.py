@@ -72,10 +72,17 @@ class Limits:
         if self.cpu_time is not None:
             _positive_number("cpu_time", self.cpu_time)
         _positive_number("cpus", self.cpus)
-        for name, minimum in (("memory", 16 * MiB), ("processes", 1), ("output", 1), ("file_size", 1)):
+        for name, minimum in (
+            ("memory", 16 * MiB),
+            ("processes", 1),
+            ("output", 1),
+            ("file_size", 1),
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-                raise SandboxConfigError(f"Limits.{name} must be an int >= {minimum}, got {value!r}")
+                raise SandboxConfigError(
+                    f"Limits.{name} must be an int >= {minimum}, got {value!r}"
+                )
         if not isinstance(self.network, bool):
             raise SandboxConfigError(f"Limits.network must be a bool, got {self.network!r}")
 
@@ -132,7 +139,9 @@ class ExecRequest:
         if (self.code is None) == (self.command is None):
             raise SandboxConfigError("ExecRequest needs exactly one of code=... or command=[...]")
         if self.code is not None and not isinstance(self.code, str):
-            raise SandboxConfigError(f"ExecRequest.code must be a str, got {type(self.code).__name__}")
+            raise SandboxConfigError(
+                f"ExecRequest.code must be a str, got {type(self.code).__name__}"
+            )
         if self.command is not None:
             if isinstance(self.command, str) or not self.command:
                 raise SandboxConfigError(

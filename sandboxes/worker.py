@@ -25,6 +25,7 @@ to stdout; the zygote writes control frames (ready, done) to stderr. A frame is
 header under "blobs".
 """
 
+import contextlib
 import gc
 import json
 import os
@@ -141,10 +142,8 @@ def _libc():
 
 
 def set_dumpable(flag):
-    try:
+    with contextlib.suppress(OSError):
         _libc().prctl(4, 1 if flag else 0, 0, 0, 0)  # PR_SET_DUMPABLE
-    except OSError:
-        pass
 
 
 def set_oom_score_adj(value):
@@ -174,10 +173,8 @@ def wait_with_deadline(pid, timeout):
     """Wait for child `pid` up to `timeout` seconds: its wait status, or None on timeout."""
     deadline = time.monotonic() + timeout
     pidfd = None
-    try:
+    with contextlib.suppress(AttributeError, OSError):
         pidfd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        pass
     try:
         while True:
             remaining = deadline - time.monotonic()
@@ -220,8 +217,15 @@ class Zygote:
         write_all(self.control_fd, encode_frame(header))
 
     def serve(self):
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1,
-                       signal.SIGUSR2, signal.SIGQUIT, signal.SIGALRM):
+        for signum in (
+            signal.SIGINT,
+            signal.SIGTERM,
+            signal.SIGHUP,
+            signal.SIGUSR1,
+            signal.SIGUSR2,
+            signal.SIGQUIT,
+            signal.SIGALRM,
+        ):
             signal.signal(signum, signal.SIG_DFL)
         set_dumpable(False)
         preload(self.config.get("preload", COMMON_MODULES))
@@ -232,10 +236,15 @@ class Zygote:
             _libc().prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans come back to us
         workdir = self.config["workdir"]
         os.makedirs(os.path.dirname(workdir), exist_ok=True)
-        self.send_control({
-            "op": "ready", "version": PROTOCOL_VERSION, "pid": os.getpid(), "uid": os.getuid(),
-            "python": sys.version.split()[0],
-        })
+        self.send_control(
+            {
+                "op": "ready",
+                "version": PROTOCOL_VERSION,
+                "pid": os.getpid(),
+                "uid": os.getuid(),
+                "python": sys.version.split()[0],
+            }
+        )
         while True:
             command = read_exact(0, COMMAND_SIZE)
             if command is None:
@@ -258,19 +267,23 @@ class Zygote:
         # The supervisor cleans up after a normal run (exit code 0); otherwise a cleaner does.
         clean_ok = status == 0 or self.clean()
         exit_code, signum = decode_status(status)
-        self.send_control({
-            "op": "done", "exit": exit_code, "signal": signum, "backstop": backstop,
-            "oom": read_oom_kills(self.config.get("oom_file")) > oom_before, "clean": clean_ok,
-        })
+        self.send_control(
+            {
+                "op": "done",
+                "exit": exit_code,
+                "signal": signum,
+                "backstop": backstop,
+                "oom": read_oom_kills(self.config.get("oom_file")) > oom_before,
+                "clean": clean_ok,
+            }
+        )
 
     def kill_everything(self):
         """Kill and reap every process of the sandbox but ourselves."""
         if self.pid_namespace:
             while True:
-                try:
+                with contextlib.suppress(OSError):
                     os.kill(-1, signal.SIGKILL)
-                except OSError:
-                    pass
                 try:
                     os.waitpid(-1, 0)
                 except ChildProcessError:
@@ -279,10 +292,8 @@ class Zygote:
         while True:
             children = _children()
             for child in children:
-                try:
+                with contextlib.suppress(OSError):
                     os.kill(child, signal.SIGKILL)
-                except OSError:
-                    pass
             try:
                 reaped, _ = os.waitpid(-1, 0 if children else os.WNOHANG)
             except ChildProcessError:
@@ -304,13 +315,32 @@ class Zygote:
 
 
 # Modules every run needs (imported once here, not once per run in the forked child).
-_RUNTIME_MODULES = ("atexit", "builtins", "io", "linecache", "resource", "threading",
-                    "traceback", "types")
+_RUNTIME_MODULES = (
+    "atexit",
+    "builtins",
+    "io",
+    "linecache",
+    "resource",
+    "threading",
+    "traceback",
+    "types",
+)
 
 
 # Modules that model-written programs import most often; preloading them makes runs faster.
-COMMON_MODULES = ("bisect", "collections", "functools", "heapq", "itertools", "json", "math",
-                  "random", "re", "string", "typing")
+COMMON_MODULES = (
+    "bisect",
+    "collections",
+    "functools",
+    "heapq",
+    "itertools",
+    "json",
+    "math",
+    "random",
+    "re",
+    "string",
+    "typing",
+)
 
 
 def preload(extra):
@@ -322,10 +352,8 @@ def preload(extra):
     import importlib
 
     for name in _RUNTIME_MODULES + tuple(extra):
-        try:
+        with contextlib.suppress(ImportError):
             importlib.import_module(name)
-        except ImportError:
-            pass
 
 
 def close_other_fds():
@@ -338,10 +366,8 @@ def close_other_fds():
     for name in names:
         fd = int(name)
         if fd > 2:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
 
 
 def _is_child(pid):
@@ -355,7 +381,7 @@ def _children():
     pids = []
     try:
         for task in os.listdir("/proc/self/task"):
-            with open("/proc/self/task/%s/children" % task) as handle:
+            with open(f"/proc/self/task/{task}/children") as handle:
                 pids.extend(int(p) for p in handle.read().split())
     except OSError:
         pass
@@ -390,7 +416,7 @@ def _others_dead(timeout=2.0):
             if not name.isdigit() or int(name) in (1, me):
                 continue
             try:
-                with open("/proc/%s/stat" % name, "rb") as handle:
+                with open(f"/proc/{name}/stat", "rb") as handle:
                     state = handle.read().rpartition(b")")[2].split()[0]
             except (OSError, IndexError):
                 continue
@@ -401,10 +427,8 @@ def _others_dead(timeout=2.0):
             return True
         if time.monotonic() > deadline:
             return False
-        try:
+        with contextlib.suppress(OSError):
             os.kill(-1, signal.SIGKILL)
-        except OSError:
-            pass
         time.sleep(0.001)
 
 
@@ -427,7 +451,7 @@ def clean_paths(roots):
                         for inner in os.scandir(entry.path):
                             if inner.is_dir(follow_symlinks=False):
                                 serial += 1
-                                os.rename(inner.path, os.path.join(root, ".rm%d" % serial))
+                                os.rename(inner.path, os.path.join(root, f".rm{serial}"))
                             else:
                                 os.unlink(inner.path)
                         os.rmdir(entry.path)
@@ -508,7 +532,7 @@ class Run:
             os.mkdir(self.workdir, 0o755)
         for path, index, mode in self.request.get("files", ()):
             if path.startswith("/") or ".." in path.split("/"):
-                raise ValueError("file path %r leaves the working directory" % path)
+                raise ValueError(f"file path {path!r} leaves the working directory")
             full = os.path.join(self.workdir, path)
             os.makedirs(os.path.dirname(full), exist_ok=True)
             fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
@@ -566,15 +590,11 @@ class Run:
     def kill_others(self, pid):
         """Stop whatever the program left running before reading the pipes to their end."""
         if self.config.get("pid_namespace", True):
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(-1, signal.SIGKILL)  # everything but ourselves and the zygote (pid 1)
-            except OSError:
-                pass
         else:
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
 
     def collect_files(self, watch):
         names, blobs = [], []
@@ -646,10 +666,8 @@ class Watch:
 
     def loop(self, stdin_w, out_r, err_r):
         pidfd = None
-        try:
+        with contextlib.suppress(AttributeError, OSError):
             pidfd = os.pidfd_open(self.pid)
-        except (AttributeError, OSError):
-            pass
         readers = {out_r: self.stdout, err_r: self.stderr}
         if self.stdin:
             os.set_blocking(stdin_w, False)
@@ -699,13 +717,12 @@ class Watch:
     def kill(self, reason):
         self.killed_for = reason
         if reason == "timeout":
-            self.note = "killed after %.3gs of wall time" % self.limits["wall_time"]
+            self.note = "killed after {:.3g}s of wall time".format(self.limits["wall_time"])
         else:
-            self.note = "killed after writing more than %d bytes of output" % self.limits["output"]
-        try:
+            limit = self.limits["output"]
+            self.note = f"killed after writing more than {limit} bytes of output"
+        with contextlib.suppress(OSError):
             os.kill(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
 
     def drain(self, out_r, err_r):
         """Read what is left in the pipes (every writer has been killed)."""
@@ -718,7 +735,7 @@ class Watch:
                     del readers[fd]
         if self.truncated and self.killed_for is None:
             self.killed_for = "output"
-            self.note = "wrote more than %d bytes of output" % self.limits["output"]
+            self.note = "wrote more than {} bytes of output".format(self.limits["output"])
 
 
 def _exited(pid):
@@ -749,13 +766,13 @@ def run_program(run, env, stdin_r, out_w, err_w):
             try:
                 os.execvpe(argv[0], argv, env)
             except OSError as exc:
-                os.write(2, ("cannot run %r: %s\n" % (argv[0], exc.strerror)).encode())
+                os.write(2, (f"cannot run {argv[0]!r}: {exc.strerror}\n").encode())
                 os._exit(127)
         code = run.blob(request["code"]).decode("utf-8")
         run_python(code, run.workdir, list(request.get("args", ())), env)
     except BaseException as exc:
         try:
-            os.write(2, ("sandbox: cannot start the program: %r\n" % (exc,)).encode())
+            os.write(2, (f"sandbox: cannot start the program: {exc!r}\n").encode())
         finally:
             os._exit(126)
 
@@ -798,7 +815,9 @@ def run_python(code, workdir, args, env):
     sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
     sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8")
     sys.stderr = io.TextIOWrapper(
-        io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
+        io.FileIO(2, "w", closefd=False),
+        encoding="utf-8",
+        errors="backslashreplace",
         line_buffering=True,
     )
     module = types.ModuleType("__main__")
@@ -824,10 +843,8 @@ def _exit_code(exc):
         return 0
     if isinstance(code, int):
         return code & 0xFF
-    try:
+    with contextlib.suppress(BaseException):
         print(code, file=sys.stderr)
-    except BaseException:
-        pass
     return 1
 
 
