@@ -25,6 +25,7 @@ class EnvEntry:
 
 
 BUILTIN_ENVS: tuple[EnvEntry, ...] = (
+    EnvEntry("rlvr/Code-v0", "rlvr.envs.code:CodeEnv", max_episode_steps=1),
 )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 COMMAND_MODULES = (
     "rlvr.envs.cli",
+    "rlvr.sandboxes.cli",
 )
 
 
