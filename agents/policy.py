@@ -53,7 +53,7 @@ class Completion:
 
 @runtime_checkable
 class Policy(Protocol):
-    """Generates `n` completions for each conversation: result[i][j] is sample j of conversation i."""
+    """Generates `n` completions per conversation: result[i][j] is sample j of conversation i."""
 
     def generate(
         self,

@@ -19,7 +19,10 @@ class FixedPolicy:
         self.text = text
 
     def generate(
-        self, conversations: Sequence[Conversation], n: int = 1, sampling: SamplingParams | None = None
+        self,
+        conversations: Sequence[Conversation],
+        n: int = 1,
+        sampling: SamplingParams | None = None,
     ) -> list[list[Completion]]:
         return [[Completion(self.text) for _ in range(n)] for _ in conversations]
 
@@ -32,7 +35,10 @@ class RandomPolicy:
         self.max_words = max_words
 
     def generate(
-        self, conversations: Sequence[Conversation], n: int = 1, sampling: SamplingParams | None = None
+        self,
+        conversations: Sequence[Conversation],
+        n: int = 1,
+        sampling: SamplingParams | None = None,
     ) -> list[list[Completion]]:
         return [[Completion(self._reply()) for _ in range(n)] for _ in conversations]
 
@@ -54,7 +60,10 @@ class OraclePolicy:
         self.envs = list(envs)
 
     def generate(
-        self, conversations: Sequence[Conversation], n: int = 1, sampling: SamplingParams | None = None
+        self,
+        conversations: Sequence[Conversation],
+        n: int = 1,
+        sampling: SamplingParams | None = None,
     ) -> list[list[Completion]]:
         if len(conversations) != len(self.envs):
             raise RuntimeError(

@@ -11,8 +11,8 @@ from rlvr.envs.registration import register_builtin_envs, register_task_env, rlv
 from rlvr.envs.spaces import TextSpace
 from rlvr.envs.tasks import (
     ListSource,
-    ProceduralSource,
     Problem,
+    ProceduralSource,
     TaskSource,
     load_hf_dataset,
     load_jsonl,
@@ -30,8 +30,8 @@ __all__ = [
     "EnvError",
     "ListSource",
     "Outcome",
-    "ProceduralSource",
     "Problem",
+    "ProceduralSource",
     "ResetNeeded",
     "Start",
     "Status",

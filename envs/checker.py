@@ -27,9 +27,7 @@ class EnvCheckError(AssertionError):
     """`check_env` found problems; the message lists every one."""
 
 
-def check_env(
-    env: gym.Env, *, seeds: Sequence[int] = (0, 1, 2), max_turns: int = 50
-) -> None:
+def check_env(env: gym.Env, *, seeds: Sequence[int] = (0, 1, 2), max_turns: int = 50) -> None:
     """Check `env` (made with `gym.make` or constructed directly); raise `EnvCheckError` if bad."""
     problems: list[str] = []
     base = env.unwrapped
@@ -45,7 +43,9 @@ def check_env(
                 problems.append(f"seed {seed}: {name}: {type(exc).__name__}: {exc}")
     if problems:
         env_id = env.spec.id if env.spec is not None else type(base).__name__
-        raise EnvCheckError(f"{env_id} failed {len(problems)} check(s):\n- " + "\n- ".join(problems))
+        raise EnvCheckError(
+            f"{env_id} failed {len(problems)} check(s):\n- " + "\n- ".join(problems)
+        )
 
 
 # --- episodes ------------------------------------------------------------------------------------
@@ -92,7 +92,9 @@ def check_oracle_scores_one(env: gym.Env, seed: int, max_turns: int) -> None:
     total = _episode_return(trajectory)
     if abs(total - 1.0) > 1e-9:
         last_info = trajectory[-1][4]
-        raise AssertionError(f"the oracle's return is {total}, expected 1.0 ({last_info.get('verdict')})")
+        raise AssertionError(
+            f"the oracle's return is {total}, expected 1.0 ({last_info.get('verdict')})"
+        )
     if any(step[4]["infra_error"] for step in trajectory[1:]):
         raise AssertionError("the oracle's episode reported an infrastructure error")
 
@@ -122,7 +124,7 @@ def check_same_seed_same_episode(env: gym.Env, seed: int, max_turns: int) -> Non
     runs = []
     for _ in range(2):
         replies = iter(junk)
-        runs.append(_play(env, seed, lambda _env: next(replies), max_turns))
+        runs.append(_play(env, seed, lambda _env, replies=replies: next(replies), max_turns))
     if not data_equivalence(runs[0], runs[1], exact=True):
         raise AssertionError("two episodes with the same seed and random replies differ")
 

@@ -25,8 +25,36 @@ class EnvEntry:
 
 
 BUILTIN_ENVS: tuple[EnvEntry, ...] = (
+    EnvEntry("rlvr/ToolMath-v0", "rlvr.envs.tool_math:ToolMathEnv", max_episode_steps=10),
+    EnvEntry("rlvr/WebShop-v0", "rlvr.envs.web.webshop:WebShopEnv", max_episode_steps=30),
+    EnvEntry("rlvr/WikiQA-v0", "rlvr.envs.web.wikiqa:WikiQAEnv", max_episode_steps=20),
     EnvEntry("rlvr/Code-v0", "rlvr.envs.code:CodeEnv", max_episode_steps=1),
 )
+
+# Self-correction variants of single-turn envs: base id -> (variant id, SelfCorrectEnv kwargs).
+# A variant is registered only when its base env is built in.
+SELF_CORRECT_VARIANTS: Mapping[str, tuple[str, Mapping[str, Any]]] = {
+    "rlvr/Math-v0": ("rlvr/MathSelfCorrect-v0", {"feedback": "binary"}),
+    "rlvr/Code-v0": ("rlvr/CodeSelfCorrect-v0", {"feedback": "details"}),
+    "rlvr/SQL-v0": ("rlvr/SQLSelfCorrect-v0", {"feedback": "details"}),
+}
+
+
+def self_correct_entries(entries: Iterable[EnvEntry]) -> tuple[EnvEntry, ...]:
+    """The `SELF_CORRECT_VARIANTS` entries whose base env is among `entries`."""
+    present = {entry.id for entry in entries}
+    return tuple(
+        EnvEntry(
+            variant,
+            "rlvr.envs.self_correct:SelfCorrectEnv",
+            kwargs={"env": base, "max_attempts": 3, **kwargs},
+        )
+        for base, (variant, kwargs) in SELF_CORRECT_VARIANTS.items()
+        if base in present
+    )
+
+
+BUILTIN_ENVS += self_correct_entries(BUILTIN_ENVS)
 
 
 def register_builtin_envs() -> None:
@@ -39,6 +67,14 @@ def register_builtin_envs() -> None:
                 max_episode_steps=entry.max_episode_steps,
                 kwargs=dict(entry.kwargs),
             )
+
+
+_USER_ENV_IDS: list[str] = []
+
+
+def user_env_ids() -> list[str]:
+    """Ids registered in this process with `register_task_env`."""
+    return list(_USER_ENV_IDS)
 
 
 def rlvr_env_ids() -> list[str]:
@@ -78,3 +114,5 @@ def register_task_env(
             "format_weight": format_weight,
         },
     )
+    if id not in _USER_ENV_IDS:
+        _USER_ENV_IDS.append(id)

@@ -23,8 +23,12 @@ from gymnasium.vector.utils import (
 
 # Characters used by `sample()`: printable ASCII plus a few non-ASCII letters, enough to exercise
 # parsers with junk without producing unreadable test output.
-_SAMPLE_ALPHABET = np.array(list(" \n!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                  "[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~éß中π"))
+_SAMPLE_ALPHABET = np.array(
+    list(
+        " \n!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+        "[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~éß中π"
+    )
+)
 
 
 class TextSpace(Space[str]):
@@ -122,9 +126,9 @@ def _read_text_shared_memory(space: TextSpace, shared_memory: Any, n: int = 1) -
 @write_to_shared_memory.register(TextSpace)
 def _write_text_shared_memory(space: TextSpace, index: int, value: str, shared_memory: Any) -> None:
     encoded = value.encode("utf-8")
-    if len(encoded) > space.max_bytes:
+    if len(value) > space.max_length or len(encoded) > space.max_bytes:
         raise ValueError(
-            f"observation of {len(encoded)} UTF-8 bytes does not fit the shared memory of "
+            f"an observation of {len(value)} characters does not fit the shared memory of "
             f"{space!r}; raise max_length or pass vector_kwargs={{'shared_memory': False}}"
         )
     slot = _LENGTH_BYTES + space.max_bytes

@@ -175,7 +175,10 @@ def load_jsonl(
                 ) from None
             tasks.append(
                 _row_to_task(
-                    row, fields=fields or {}, answer_parser=answer_parser, metadata=meta,
+                    row,
+                    fields=fields or {},
+                    answer_parser=answer_parser,
+                    metadata=meta,
                     where=where,
                 )
             )
@@ -218,19 +221,25 @@ def load_hf_dataset(
             break
         tasks.append(
             _row_to_task(
-                row, fields=fields or {}, answer_parser=answer_parser, metadata=meta,
+                row,
+                fields=fields or {},
+                answer_parser=answer_parser,
+                metadata=meta,
                 where=f"{label} row {position}",
             )
         )
     return ListSource(tasks, name=label)
 
 
+_SAVED_DATASET_MARKERS = ("dataset_info.json", "dataset_dict.json", "state.json")
 _DATA_FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 
 
-def _open_hf_dataset(datasets: Any, name: str, split: str, subset: str | None, revision: str | None):
+def _open_hf_dataset(
+    datasets: Any, name: str, split: str, subset: str | None, revision: str | None
+):
     path = Path(name)
-    if path.is_dir() and (path / "dataset_info.json").exists() or (path / "dataset_dict.json").exists():
+    if path.is_dir() and any((path / marker).exists() for marker in _SAVED_DATASET_MARKERS):
         loaded = datasets.load_from_disk(str(path))
         if isinstance(loaded, datasets.DatasetDict):
             if split not in loaded:
@@ -240,7 +249,9 @@ def _open_hf_dataset(datasets: Any, name: str, split: str, subset: str | None, r
     if path.is_file():
         builder = _DATA_FILE_BUILDERS.get(path.suffix)
         if builder is None:
-            raise DatasetError(f"{name}: unknown data file type; use one of {sorted(_DATA_FILE_BUILDERS)}")
+            raise DatasetError(
+                f"{name}: unknown data file type; use one of {sorted(_DATA_FILE_BUILDERS)}"
+            )
         return datasets.load_dataset(builder, data_files={split: str(path)}, split=split)
     try:
         return datasets.load_dataset(name, subset, split=split, revision=revision)
@@ -302,7 +313,9 @@ class ProceduralSource:
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         levels = [difficulty] if isinstance(difficulty, int) else list(difficulty)
         if not levels or any(not isinstance(level, int) or level < 1 for level in levels):
-            raise ValueError(f"difficulty must be a positive int or a list of them, got {difficulty!r}")
+            raise ValueError(
+                f"difficulty must be a positive int or a list of them, got {difficulty!r}"
+            )
         self.generate = generate
         self.name = name
         self.split = split

@@ -12,8 +12,11 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import gymnasium as gym
+import numpy as np
+
 from rlvr.envs.core import Outcome, Start, TextEnv
-from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.errors import EnvConfigError, ResetNeeded
 from rlvr.envs.tasks import TaskSource, as_source
 from rlvr.verifiers.function import FunctionVerifier
 from rlvr.verifiers.types import Status, Task, TaskFormatError, Verdict, Verifier
@@ -159,3 +162,42 @@ class VerifiableEnv(TextEnv):
         if self.task is None:
             raise RuntimeError("call reset() before oracle_reply()")
         return self.reference_reply(self.task)
+
+    # --- hooks for envs that drive this one (self-correction, tools) ----------------------------
+
+    def begin(self, rng: np.random.Generator, options: dict[str, Any]) -> Start:
+        """Start an episode on behalf of another env, drawing the task with that env's `rng`.
+
+        Used by multi-turn envs built around a single-turn one (`SelfCorrectEnv`,
+        `VerifiableToolEnv`): the outer env owns the conversation, this env only poses the task.
+        Sharing the generator means the same seed poses the same task as this env alone does.
+        """
+        self.np_random = rng
+        return self._start(dict(options))
+
+    def attempt(self, reply: str) -> Outcome:
+        """Judge `reply` for the current task without recording it or ending anything.
+
+        May be called many times per task (a retry is judged like a first reply), so `_answer`
+        must not consume per-episode state.
+        """
+        if self.task is None:
+            raise ResetNeeded("start an episode (reset() or begin()) before attempt()")
+        return self._answer(reply)
+
+
+def as_verifiable_env(env: str | gym.Env, env_kwargs: Mapping[str, Any] | None = None) -> gym.Env:
+    """The env another env builds on: an id (made here with `env_kwargs`) or an env instance.
+
+    Returns the env as given or made (close it when done); its `.unwrapped` is a `VerifiableEnv`.
+    """
+    if isinstance(env, str):
+        env = gym.make(env, **dict(env_kwargs or {}))
+    elif env_kwargs:
+        raise EnvConfigError("env_kwargs applies only when env is an id; configure the env itself")
+    if not isinstance(env, gym.Env) or not isinstance(env.unwrapped, VerifiableEnv):
+        raise EnvConfigError(
+            f"expected the id or instance of a single-turn VerifiableEnv, got {env!r}; "
+            "build one with rlvr.envs.register_task_env(...) or VerifiableEnv(tasks, verifier)"
+        )
+    return env

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 COMMAND_MODULES = (
     "rlvr.envs.cli",
+    "rlvr.agents.cli",
+    "rlvr.envs.web.cli",
     "rlvr.sandboxes.cli",
 )
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from typing import Union
 
 from rlvr.verifiers.types import Task, Verdict
 
 logger = logging.getLogger(__name__)
 
-VerifyResult = Union[Verdict, bool, float, int]
+VerifyResult = Verdict | bool | float | int
 VerifyFunction = Callable[[str, Task], VerifyResult]
 
 

@@ -1,0 +1,184 @@
+"""Evaluate a policy on an environment: run episodes, keep every trace, summarise the rewards.
+
+Works for single- and multi-turn envs alike: at each round the policy answers every episode that
+is still running, in one batched `generate` call. Episode `i` resets with seed `seed + i`, so a
+run is reproducible and two policies evaluated with the same seed face the same tasks; with
+`samples_per_task=k`, the k samples of an episode all use that seed (the same task), for pass@k.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from rlvr.agents.policy import EnvAware, Policy, SamplingParams
+
+
+@dataclass
+class EpisodeRecord:
+    """Everything that happened in one episode (enough to re-verify it later)."""
+
+    episode: int
+    sample: int
+    seed: int
+    task_id: str
+    messages: list[dict[str, Any]]
+    rewards: list[float]
+    verdict: dict[str, Any] | None
+    infra_error: bool
+    truncated: bool
+
+    @property
+    def total_reward(self) -> float:
+        return float(sum(self.rewards))
+
+    @property
+    def turns(self) -> int:
+        return len(self.rewards)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "total_reward": self.total_reward}
+
+
+@dataclass
+class EvalReport:
+    env_id: str
+    episodes: list[EpisodeRecord] = field(default_factory=list)
+
+    @property
+    def judged(self) -> list[EpisodeRecord]:
+        """Episodes without an infrastructure error (the only ones that count)."""
+        return [record for record in self.episodes if not record.infra_error]
+
+    @property
+    def infra_errors(self) -> int:
+        return sum(record.infra_error for record in self.episodes)
+
+    @property
+    def mean_reward(self) -> float:
+        judged = self.judged
+        return float(np.mean([r.total_reward for r in judged])) if judged else math.nan
+
+    @property
+    def success_rate(self) -> float:
+        """Share of judged episodes whose return is 1.0 (the task fully solved)."""
+        judged = self.judged
+        return float(np.mean([r.total_reward >= 1.0 for r in judged])) if judged else math.nan
+
+    def pass_at_k(self, k: int) -> float:
+        """Unbiased pass@k (Chen et al., 2021) over tasks with n >= k judged samples."""
+        by_episode: dict[int, list[bool]] = {}
+        for record in self.judged:
+            by_episode.setdefault(record.episode, []).append(record.total_reward >= 1.0)
+        estimates = [_pass_at_k(len(s), sum(s), k) for s in by_episode.values() if len(s) >= k]
+        return float(np.mean(estimates)) if estimates else math.nan
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "env_id": self.env_id,
+            "episodes": len(self.episodes),
+            "infra_errors": self.infra_errors,
+            "mean_reward": self.mean_reward,
+            "success_rate": self.success_rate,
+            "mean_turns": float(np.mean([r.turns for r in self.episodes])) if self.episodes else 0,
+        }
+
+
+def _pass_at_k(n: int, c: int, k: int) -> float:
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.prod((n - c - i) / (n - i) for i in range(k))
+
+
+def evaluate(
+    env_id: str,
+    policy: Policy,
+    *,
+    episodes: int,
+    seed: int = 0,
+    samples_per_task: int = 1,
+    batch_size: int = 16,
+    sampling: SamplingParams | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    progress: bool = False,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+) -> EvalReport:
+    """Run `episodes * samples_per_task` episodes of `env_id` with `policy` and report."""
+    if episodes < 1 or samples_per_task < 1 or batch_size < 1:
+        raise ValueError("episodes, samples_per_task and batch_size must all be >= 1")
+    jobs = [(episode, sample) for episode in range(episodes) for sample in range(samples_per_task)]
+    envs = [gym.make(env_id, **dict(env_kwargs or {})) for _ in range(min(batch_size, len(jobs)))]
+    report = EvalReport(env_id)
+    bar = _progress_bar(len(jobs), env_id) if progress else None
+    try:
+        for start in range(0, len(jobs), len(envs)):
+            batch = jobs[start : start + len(envs)]
+            for record in _run_batch(envs[: len(batch)], batch, policy, seed, sampling):
+                report.episodes.append(record)
+                if on_episode is not None:
+                    on_episode(record)
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(mean_reward=f"{report.mean_reward:.3f}")
+    finally:
+        if bar is not None:
+            bar.close()
+        for env in envs:
+            env.close()
+    return report
+
+
+def _run_batch(
+    envs: Sequence[gym.Env],
+    jobs: Sequence[tuple[int, int]],
+    policy: Policy,
+    seed: int,
+    sampling: SamplingParams | None,
+) -> list[EpisodeRecord]:
+    records = []
+    conversations: list[list[dict[str, Any]]] = []
+    for env, (episode, sample) in zip(envs, jobs):
+        _, info = env.reset(seed=seed + episode)
+        conversations.append(info["messages"])
+        records.append(
+            EpisodeRecord(
+                episode,
+                sample,
+                seed + episode,
+                info["task_id"],
+                info["messages"],
+                [],
+                None,
+                False,
+                False,
+            )
+        )
+    active = list(range(len(envs)))
+    while active:
+        if isinstance(policy, EnvAware):
+            policy.attach([envs[i] for i in active])
+        completions = policy.generate([conversations[i] for i in active], 1, sampling)
+        still_active = []
+        for i, samples in zip(active, completions):
+            _, reward, terminated, truncated, info = envs[i].step(samples[0].text)
+            record = records[i]
+            record.rewards.append(float(reward))
+            record.messages = conversations[i] = info["messages"]
+            record.verdict = info.get("verdict", record.verdict)
+            record.infra_error = record.infra_error or bool(info["infra_error"])
+            record.truncated = bool(truncated)
+            if not (terminated or truncated):
+                still_active.append(i)
+        active = still_active
+    return records
+
+
+def _progress_bar(total: int, label: str) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=label, unit="ep", dynamic_ncols=True)

@@ -1,0 +1,88 @@
+"""`rlvr envs` (list environments) and `rlvr play ENV_ID` (play one in the terminal)."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+from typing import Any
+
+import gymnasium as gym
+
+
+def add_commands(subparsers: Any) -> None:
+    envs = subparsers.add_parser("envs", help="list registered environments")
+    envs.add_argument("--all", action="store_true", help="include every Gymnasium env")
+    envs.set_defaults(func=list_envs)
+
+    play = subparsers.add_parser("play", help="play an environment in the terminal")
+    play.add_argument("env_id", help="e.g. rlvr/Math-v0")
+    play.add_argument("--seed", type=int, default=None, help="seed of the first episode")
+    play.add_argument("--kwargs", type=json.loads, default={}, help="env kwargs as JSON")
+    play.set_defaults(func=play_env)
+
+
+def card_summary(env_id: str) -> str:
+    """First line of the env class's docstring (its env card)."""
+    spec = gym.spec(env_id)
+    entry = spec.entry_point
+    if isinstance(entry, str):
+        module_name, _, attr = entry.partition(":")
+        try:
+            entry = getattr(__import__(module_name, fromlist=[attr]), attr)
+        except (ImportError, AttributeError) as exc:
+            return f"(cannot import {spec.entry_point}: {exc})"
+    doc = inspect.getdoc(entry) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def list_envs(args: argparse.Namespace) -> int:
+    import rlvr  # noqa: F401  (registers the environments)
+    from rlvr.envs.registration import user_env_ids
+
+    ours = {*(i for i in gym.registry if gym.registry[i].namespace == "rlvr"), *user_env_ids()}
+    ids = sorted(gym.registry if args.all else ours)
+    width = max((len(env_id) for env_id in ids), default=0)
+    for env_id in ids:
+        print(f"{env_id:<{width}}  {card_summary(env_id)}")
+    return 0
+
+
+def play_env(args: argparse.Namespace) -> int:
+    """Show each observation, read the reply (end it with a line holding only '.')."""
+    import rlvr  # noqa: F401
+
+    env = gym.make(args.env_id, **args.kwargs)
+    seed = args.seed
+    print("Type your reply; end it with a line holding only '.'. Commands: /new, /quit.\n")
+    try:
+        while True:
+            observation, info = env.reset(seed=seed)
+            seed = None if seed is None else seed + 1
+            print(f"--- task {info['task_id']} ---\n{observation}\n")
+            total, done = 0.0, False
+            while not done:
+                reply = _read_reply()
+                if reply is None or reply.strip() == "/quit":
+                    return 0
+                if reply.strip() == "/new":
+                    break
+                observation, reward, terminated, truncated, info = env.step(reply)
+                total += reward
+                done = terminated or truncated
+                print(f"\n{observation}\n[reward {reward:.3f}, return {total:.3f}]\n")
+    finally:
+        env.close()
+
+
+def _read_reply() -> str | None:
+    lines = []
+    for line in sys.stdin:
+        line = line.rstrip("\n")
+        if line == ".":
+            return "\n".join(lines)
+        if not lines and line.startswith("/"):
+            return line
+        lines.append(line)
+    return "\n".join(lines) if lines else None

@@ -1,0 +1,27 @@
+"""Tool use: tools as Python callables with JSON schemas, reading tool calls from replies, and the
+`ToolEnv` base class. See docs/multiturn.md."""
+
+from rlvr.envs.errors import ToolError, ToolInfraError
+from rlvr.envs.tools.calculator import CalculatorError, calculator_tool, evaluate
+from rlvr.envs.tools.env import ToolEnv, VerifiableToolEnv
+from rlvr.envs.tools.parsing import ParsedReply, ToolCall, format_tool_call, parse_tool_calls
+from rlvr.envs.tools.tool import Tool, Toolbox, ToolResult, tool, validate_arguments
+
+__all__ = [
+    "CalculatorError",
+    "ParsedReply",
+    "Tool",
+    "ToolCall",
+    "ToolEnv",
+    "ToolError",
+    "ToolInfraError",
+    "ToolResult",
+    "Toolbox",
+    "VerifiableToolEnv",
+    "calculator_tool",
+    "evaluate",
+    "format_tool_call",
+    "parse_tool_calls",
+    "tool",
+    "validate_arguments",
+]

@@ -1,0 +1,234 @@
+"""`rlvr/WebShop-v0`: buy a product matching an instruction on a generated shop website."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from rlvr.envs.core import Outcome
+from rlvr.envs.errors import ToolError
+from rlvr.envs.tasks import Problem, ProceduralSource
+from rlvr.envs.tools.parsing import format_tool_call
+from rlvr.envs.tools.tool import Tool, object_schema
+from rlvr.envs.verifiable import VerifiableEnv
+from rlvr.envs.web.base import WebEnv
+from rlvr.envs.web.shop import (
+    DEFAULT_SIZE,
+    Catalog,
+    Goal,
+    ShopApp,
+    grade_purchase,
+    load_catalog,
+    make_goal,
+)
+from rlvr.verifiers.types import Status, Verdict
+
+PROMPT = (
+    "Instruction: {instruction}\n"
+    "Find a product that matches it on the shop's website, add it to the cart with the right "
+    "options, and buy it."
+)
+FINAL_INSTRUCTIONS = (
+    "The episode ends when you call buy (the purchase is graded) or when you reply without a "
+    "tool call (nothing is bought)."
+)
+
+
+class WebShopEnv(WebEnv):
+    """Shop on a generated web store for a product matching an instruction.
+
+    ## Description
+    A shop of `site_size` generated products (12 categories; each product has attributes such
+    as "waterproof", options such as color and size, and a price) is served by a real HTTP
+    server on loopback. The instruction asks for a product of a category with some attributes,
+    a value for every option, and a price limit, e.g. "i am looking for a waterproof and
+    reflective rain jacket with color gray, size xxl, and price lower than 85.00 dollars". The
+    agent browses with tools (`search`, `open_page`, `follow_link`, `find_in_page`), fills its
+    cart (`add_to_cart`, `remove_from_cart`) and checks out (`buy`). Each episode has its own
+    session on the site: carts never leak between episodes or parallel envs.
+
+    ## Action Space
+    `TextSpace`: a reply with `<tool_call>{...}</tool_call>` blocks; a reply without one ends
+    the episode without a purchase.
+
+    ## Observation Space
+    `TextSpace`: the instruction; then tool results (pages as compact text with numbered links).
+
+    ## Rewards
+    0 until `buy`; then WebShop's graded reward: 0 for a product of another category, otherwise
+    the share of requirements met — each wanted attribute, each option value, and the price
+    limit count one. `info["rewards"]` breaks it down. Buying needs exactly one item in the cart.
+
+    ## Starting State
+    A goal drawn with the env's generator: a random product's category, 1-3 of its attributes
+    (the difficulty), a value for each of its options, and a price limit 10-60% above its price.
+    `options={"task_index": i}` pins one.
+
+    ## Episode End
+    Terminates on `buy` or a reply without a tool call; truncated after `max_episode_steps`
+    (30) replies; ends flagged `infra_error` if the site stops answering.
+
+    ## Arguments
+    `site_seed`, `site_size` (products; default 2000), `split`, `difficulty` (1-3 or a list),
+    `seed` (of the goal source), `server_url` (use a running `rlvr web serve` instead of starting
+    a server), `max_page_chars`, `tool_timeout`, `render_mode`.
+
+    ## Version History
+    - v0: initial version.
+    """
+
+    def __init__(
+        self,
+        *,
+        site_seed: int = 0,
+        site_size: int = DEFAULT_SIZE,
+        split: str = "train",
+        difficulty: int | Sequence[int] = (1, 2, 3),
+        seed: int = 0,
+        server_url: str | None = None,
+        max_page_chars: int = 3000,
+        tool_timeout: float = 10.0,
+        render_mode: str | None = None,
+    ) -> None:
+        self.catalog = load_catalog(site_seed, site_size)
+        source = ProceduralSource(
+            functools.partial(goal_problem, self.catalog),
+            name=f"webshop-s{site_seed}-n{site_size}",
+            split=split,
+            difficulty=difficulty if isinstance(difficulty, int) else list(difficulty),
+            seed=seed,
+        )
+        super().__init__(
+            VerifiableEnv(source, lambda reply, task: False),
+            site_key=("shop", site_seed, site_size),
+            make_app=functools.partial(ShopApp, self.catalog),
+            site_description=ShopApp(self.catalog).describe(),
+            server_url=server_url,
+            max_page_chars=max_page_chars,
+            final_instructions=FINAL_INSTRUCTIONS,
+            tool_timeout=tool_timeout,
+            render_mode=render_mode,
+        )
+
+    @property
+    def goal(self) -> Goal:
+        if self.inner.task is None:
+            raise RuntimeError("call reset() first")
+        return Goal.from_dict(self.inner.task.answer)
+
+    # --- tools -------------------------------------------------------------------------------
+
+    def site_tools(self) -> Sequence[Tool]:
+        return [
+            Tool(
+                "add_to_cart",
+                "Add a product to the cart, with a value for each of its options "
+                '(e.g. {"color": "navy", "size": "m"}).',
+                object_schema(
+                    {
+                        "product_id": {"type": "string", "description": "e.g. P00123"},
+                        "options": {"type": "object", "additionalProperties": {"type": "string"}},
+                    }
+                ),
+                self.add_to_cart,
+            ),
+            Tool(
+                "remove_from_cart",
+                "Remove a product from the cart.",
+                object_schema({"product_id": {"type": "string"}}),
+                self.remove_from_cart,
+            ),
+            Tool(
+                "buy",
+                "Buy what is in the cart (exactly one item). Ends the episode.",
+                object_schema({}),
+                self.buy,
+            ),
+        ]
+
+    def add_to_cart(self, product_id: str, options: dict[str, str]) -> str:
+        form = {"product_id": product_id.strip()}
+        for kind, value in options.items():
+            form[f"option.{kind.strip().lower()}"] = str(value).strip()
+        return self.browser.show(self.browser.visit("/cart/add", form))
+
+    def remove_from_cart(self, product_id: str) -> str:
+        return self.browser.show(self.browser.visit("/cart/remove", {"product_id": product_id}))
+
+    def buy(self) -> Outcome:
+        cart = self.browser.get_json("/api/cart")
+        if len(cart) != 1:
+            raise ToolError(
+                f"the cart holds {len(cart)} items; buy exactly one (remove the others first)"
+                if cart
+                else "the cart is empty; add the product you choose with add_to_cart first"
+            )
+        self.browser.visit("/checkout", {})
+        order = self.browser.get_json("/api/orders")[-1]
+        line = order["lines"][0]
+        product = self.catalog.by_id.get(line["product_id"])
+        terms = grade_purchase(self.goal, product, line["options"])
+        total = terms["total"]
+        verdict = Verdict(
+            Status.CORRECT if total == 1.0 else Status.INCORRECT,
+            total,
+            extracted=f"{line['product_id']} {line['options']}",
+            data={"purchase": {"product_id": line["product_id"], "options": line["options"]}},
+        )
+        options = ", ".join(f"{kind} {value}" for kind, value in line["options"].items())
+        return Outcome(
+            feedback=f"You bought {line['title']} ({options}) for {line['price']}.",
+            reward=total,
+            terminated=True,
+            verdict=verdict,
+            rewards=terms,
+        )
+
+    def _final(self, reply: str) -> Outcome:
+        return Outcome(
+            feedback="The episode ended without a purchase.",
+            reward=0.0,
+            terminated=True,
+            verdict=Verdict.incorrect(details="nothing was bought"),
+        )
+
+    # --- the oracle ----------------------------------------------------------------------------
+
+    def oracle_reply(self) -> str:
+        """The next step of a shortest purchase of the goal's target from the current state:
+        clear wrong cart items, reach the target's page (search its title, follow the link),
+        add it with the goal's options, buy."""
+        goal = self.goal
+        target = self.catalog.by_id[goal.target]
+        cart = self.browser.get_json("/api/cart")
+        wanted = {"product_id": target.id, "options": dict(sorted(goal.options.items()))}
+        wrong = [line for line in cart if _cart_key(line) != wanted]
+        if wrong or len(cart) > 1:
+            return format_tool_call("remove_from_cart", product_id=(wrong or cart)[0]["product_id"])
+        if cart:
+            return format_tool_call("buy")
+        page = self.browser.page
+        if page is not None and page.url == target.url:
+            return format_tool_call("add_to_cart", product_id=target.id, options=dict(goal.options))
+        number = self.browser.link_number(target.url)
+        if number is not None:
+            return format_tool_call("follow_link", number=number)
+        if not self.called("search", query=target.title):
+            return format_tool_call("search", query=target.title)
+        return format_tool_call("open_page", url=target.url)
+
+
+def _cart_key(line: dict[str, Any]) -> dict[str, Any]:
+    return {"product_id": line["product_id"], "options": line["options"]}
+
+
+def goal_problem(catalog: Catalog, rng: np.random.Generator, difficulty: int) -> Problem:
+    goal = make_goal(catalog, rng, difficulty)
+    return Problem(
+        PROMPT.format(instruction=goal.instruction()),
+        goal.to_dict(),
+        {"family": "webshop", "category": goal.category},
+    )

@@ -1,0 +1,157 @@
+"""`rlvr/WikiQA-v0`: answer a multi-hop question by reading a generated encyclopedia website."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from rlvr.envs.tasks import Problem, ProceduralSource
+from rlvr.envs.tools.parsing import format_tool_call
+from rlvr.envs.verifiable import VerifiableEnv
+from rlvr.envs.web.base import WebEnv
+from rlvr.envs.web.wiki import (
+    DEFAULT_SIZE,
+    Wiki,
+    WikiApp,
+    load_wiki,
+    make_question,
+    normalize_answer,
+)
+from rlvr.verifiers.types import Task, Verdict
+
+PROMPT = "Question: {question}\nFind the answer on the encyclopedia website."
+FINAL_INSTRUCTIONS = (
+    "When you know the answer, reply without any tool call, on a last line of the form "
+    "'Answer: ...' (just the name, year or number)."
+)
+_TAGGED = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+_LINE = re.compile(r"^\s*(?:final\s+)?answer\s*[:=]\s*(.*?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+class WikiQAEnv(WebEnv):
+    """Answer a question whose facts sit on different pages of a generated encyclopedia.
+
+    ## Description
+    An encyclopedia of `site_size` articles about an invented world (countries, cities, people,
+    companies, all with made-up names, so nothing can be answered from memory) is served by a
+    real HTTP server on loopback. Articles state facts and link to each other (a person's page
+    links their birth city, a city's page its country and mayor, ...). A question chains
+    `difficulty` articles, e.g. "In what year was the mayor of the capital of Fudyaklos born?"
+    needs the pages of Fudyaklos, its capital and its mayor. Tools: `search`, `open_page`,
+    `follow_link`, `find_in_page`.
+
+    ## Action Space
+    `TextSpace`: a reply with `<tool_call>{...}</tool_call>` blocks, or the final answer (a reply
+    without a tool call; its last `Answer: ...` line or `<answer>...</answer>` is read, else the
+    whole reply).
+
+    ## Observation Space
+    `TextSpace`: the question; then pages as compact text with numbered links.
+
+    ## Rewards
+    1.0 when the answer matches the gold after normalisation (case, punctuation, articles,
+    thousands separators), else 0. Tool turns earn 0.
+
+    ## Starting State
+    A question drawn with the env's generator; `options={"task_index": i}` pins one.
+
+    ## Episode End
+    Terminates on the final answer; truncated after `max_episode_steps` (20) replies; ends
+    flagged `infra_error` if the site stops answering.
+
+    ## Arguments
+    `site_seed`, `site_size` (articles; default 1200), `split`, `difficulty` (articles to read,
+    1-4, or a list), `seed` (of the question source), `server_url`, `max_page_chars`,
+    `tool_timeout`, `render_mode`.
+
+    ## Version History
+    - v0: initial version.
+    """
+
+    def __init__(
+        self,
+        *,
+        site_seed: int = 0,
+        site_size: int = DEFAULT_SIZE,
+        split: str = "train",
+        difficulty: int | Sequence[int] = (1, 2, 3),
+        seed: int = 0,
+        server_url: str | None = None,
+        max_page_chars: int = 3000,
+        tool_timeout: float = 10.0,
+        render_mode: str | None = None,
+    ) -> None:
+        self.wiki = load_wiki(site_seed, site_size)
+        source = ProceduralSource(
+            functools.partial(question_problem, self.wiki),
+            name=f"wikiqa-s{site_seed}-n{site_size}",
+            split=split,
+            difficulty=difficulty if isinstance(difficulty, int) else list(difficulty),
+            seed=seed,
+        )
+        super().__init__(
+            VerifiableEnv(source, NormalizedMatchVerifier()),
+            site_key=("wiki", site_seed, site_size),
+            make_app=functools.partial(WikiApp, self.wiki),
+            site_description=WikiApp(self.wiki).describe(),
+            server_url=server_url,
+            max_page_chars=max_page_chars,
+            final_instructions=FINAL_INSTRUCTIONS,
+            tool_timeout=tool_timeout,
+            render_mode=render_mode,
+        )
+
+    def oracle_reply(self) -> str:
+        """The next step of the shortest reading path: search the first article, follow the
+        links from article to article, then answer on the last one."""
+        task = self.inner.task
+        if task is None:
+            raise RuntimeError("call reset() before oracle_reply()")
+        urls = [self.wiki.by_slug[slug].url for slug in task.metadata["pages"]]
+        page = self.browser.page
+        here = urls.index(page.url) if page is not None and page.url in urls else -1
+        if here == len(urls) - 1:
+            return f"I found it on the page.\nAnswer: {task.answer}"
+        for position in range(len(urls) - 1, here, -1):  # the furthest page linked from here
+            number = self.browser.link_number(urls[position])
+            if number is not None:
+                return format_tool_call("follow_link", number=number)
+        first = self.wiki.by_slug[task.metadata["pages"][0]].title
+        if not self.called("search", query=first):
+            return format_tool_call("search", query=first)
+        return format_tool_call("open_page", url=urls[0])
+
+
+class NormalizedMatchVerifier:
+    """Reads the final answer (an `<answer>` tag, else the last `Answer:` line, else the whole
+    reply) and compares it with the gold after `normalize_answer`."""
+
+    def verify(self, response: str, task: Task) -> Verdict:
+        answer = extract_answer(response)
+        if not normalize_answer(answer):
+            return Verdict.unparsable("the reply holds no answer")
+        if normalize_answer(answer) == normalize_answer(str(task.answer)):
+            return Verdict.correct(answer)
+        return Verdict.incorrect(answer)
+
+
+def extract_answer(response: str) -> str:
+    tagged = _TAGGED.findall(response)
+    if tagged:
+        return tagged[-1].strip()
+    lines = _LINE.findall(response)
+    if lines:
+        return lines[-1]
+    return response.strip()
+
+
+def question_problem(wiki: Wiki, rng: np.random.Generator, difficulty: int) -> Problem:
+    question = make_question(wiki, rng, difficulty)
+    return Problem(
+        PROMPT.format(question=question.text),
+        question.answer,
+        {"family": "wikiqa", "pages": list(question.pages), "hops": len(question.pages)},
+    )

@@ -1,0 +1,191 @@
+"""Task sources: procedural generation with disjoint splits, JSONL files, HF datasets."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rlvr.envs import DatasetError, ListSource, Problem, ProceduralSource, load_jsonl, split_of
+from rlvr.verifiers import Task, TaskFormatError
+
+
+def add_two(rng: np.random.Generator, difficulty: int) -> Problem:
+    hi = 10 ** (difficulty + 1)
+    a, b = (int(x) for x in rng.integers(hi // 10, hi, size=2))
+    return Problem(f"What is {a} + {b}?", str(a + b), {"family": "add"})
+
+
+def tiny_space(rng: np.random.Generator, difficulty: int) -> Problem:
+    return Problem(f"Say {int(rng.integers(0, 2))}", "0")
+
+
+def test_item_is_regenerable_alone():
+    source = ProceduralSource(add_two, name="add", seed=4)
+    fresh = ProceduralSource(add_two, name="add", seed=4)
+    assert fresh[12345] == source[12345]
+    assert [source[i] for i in range(5)] == [fresh[i] for i in reversed(range(5))][::-1]
+    assert ProceduralSource(add_two, name="add", seed=5)[0] != source[0]
+
+
+def test_items_carry_metadata_and_stable_ids():
+    task = ProceduralSource(add_two, name="add", seed=1, difficulty=2)[7]
+    assert task.id == "add/train/s1/d2/7"
+    assert task.metadata == {"family": "add", "difficulty": 2, "split": "train", "source": "add"}
+    a, b = (int(x) for x in task.prompt.removeprefix("What is ").rstrip("?").split(" + "))
+    assert task.answer == str(a + b) and 100 <= a < 1000
+
+
+def test_train_and_test_share_no_problem():
+    train = ProceduralSource(add_two, name="add", split="train", difficulty=1)
+    test = ProceduralSource(add_two, name="add", split="test", difficulty=1)
+    train_prompts = {train[i].prompt for i in range(3000)}
+    test_prompts = {test[i].prompt for i in range(300)}
+    assert len(test_prompts) > 250  # many distinct held-out problems
+    assert not train_prompts & test_prompts
+    assert all(split_of(p, 0.1) == "test" for p in test_prompts)
+
+
+def test_mixed_difficulty_draws_each_level():
+    source = ProceduralSource(add_two, name="add", difficulty=[1, 3])
+    levels = {source[i].metadata["difficulty"] for i in range(50)}
+    assert levels == {1, 3}
+
+
+def test_too_small_a_problem_space_for_a_split_says_so():
+    source = ProceduralSource(tiny_space, name="tiny", split="test", test_fraction=0.01)
+    if all(split_of(f"Say {n}", 0.01) == "train" for n in (0, 1)):
+        with pytest.raises(DatasetError, match="too small"):
+            source[0]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"split": "valid"}, "split must be one of"),
+        ({"difficulty": 0}, "difficulty"),
+        ({"difficulty": []}, "difficulty"),
+        ({"size": 0}, "size"),
+        ({"seed": -1}, "seed"),
+        ({"test_fraction": 1.0}, "test_fraction"),
+    ],
+)
+def test_bad_procedural_config_names_the_fix(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        ProceduralSource(add_two, name="add", **kwargs)
+
+
+def test_index_bounds_and_types():
+    source = ProceduralSource(add_two, name="add", size=10)
+    assert len(source) == 10
+    with pytest.raises(IndexError):
+        source[10]
+    with pytest.raises(TypeError):
+        source["3"]
+
+
+def write_jsonl(path, rows):
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_load_jsonl_with_field_mapping_and_parser(tmp_path):
+    file = write_jsonl(
+        tmp_path / "gsm.jsonl",
+        [
+            {"question": "2+2?", "solution": "Two and two... #### 4", "level": "easy"},
+            "",
+            {"question": "3*3?", "solution": "#### 9", "level": "hard", "nested": {"x": 1}},
+        ],
+    )
+    source = load_jsonl(
+        file,
+        fields={"prompt": "question", "answer": "solution"},
+        answer_parser=lambda text: text.split("####")[-1].strip(),
+    )
+    assert len(source) == 2
+    assert [t.answer for t in source.tasks] == ["4", "9"]
+    assert source[1].metadata == {"level": "hard", "source": str(file)}
+    assert (
+        source[0].id
+        == load_jsonl(
+            file,
+            fields={"prompt": "question", "answer": "solution"},
+            answer_parser=lambda t: t.split("####")[-1].strip(),
+        )[0].id
+    )
+
+
+def test_load_jsonl_uses_ids_when_present(tmp_path):
+    file = write_jsonl(tmp_path / "t.jsonl", [{"id": "a", "prompt": "p", "answer": "1"}])
+    assert load_jsonl(file)[0].id == "a"
+    dup = write_jsonl(tmp_path / "d.jsonl", [{"id": "a", "prompt": "p", "answer": 1}] * 2)
+    with pytest.raises(DatasetError, match="appears at items 0 and 1"):
+        load_jsonl(dup)
+
+
+@pytest.mark.parametrize(
+    "lines, message",
+    [
+        (
+            ['{"prompt": "p", "answer": 1}', '{"prompt": "q", "answer": '],
+            r"t.jsonl:2: invalid JSON",
+        ),
+        (['{"prompt": "p", "answer": 1}', "[1, 2]"], r"t.jsonl:2: expected a JSON object"),
+        (['{"question": "p", "answer": 1}'], r"t.jsonl:1: no field 'prompt'.*fields=\{'prompt'"),
+        (['{"prompt": 3, "answer": 1}'], r"t.jsonl:1: the prompt field must be text"),
+        ([""], r"no tasks"),
+    ],
+)
+def test_bad_jsonl_names_the_line_and_the_fix(tmp_path, lines, message):
+    file = tmp_path / "t.jsonl"
+    file.write_text("\n".join(lines))
+    with pytest.raises(DatasetError, match=message):
+        load_jsonl(file)
+
+
+def test_missing_file_and_failing_parser(tmp_path):
+    with pytest.raises(DatasetError, match="no such file"):
+        load_jsonl(tmp_path / "nope.jsonl")
+    file = write_jsonl(tmp_path / "t.jsonl", [{"prompt": "p", "answer": "no marker"}])
+
+    def parser(text):
+        if "####" not in text:
+            raise ValueError("no '####' marker")
+        return text
+
+    with pytest.raises(DatasetError, match="t.jsonl:1: cannot read the answer: no '####'"):
+        load_jsonl(file, answer_parser=parser)
+
+
+def test_load_hf_dataset_from_local_file_and_saved_folder(tmp_path):
+    datasets = pytest.importorskip("datasets")
+    from rlvr.envs import load_hf_dataset
+
+    rows = [{"q": f"{i}+1?", "a": str(i + 1)} for i in range(4)]
+    file = write_jsonl(tmp_path / "rows.jsonl", rows)
+    fields = {"prompt": "q", "answer": "a"}
+    from_file = load_hf_dataset(file, split="train", fields=fields)
+    assert [t.answer for t in from_file.tasks] == ["1", "2", "3", "4"]
+
+    folder = tmp_path / "saved"
+    datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)}).save_to_disk(str(folder))
+    from_disk = load_hf_dataset(folder, split="test", fields=fields, limit=2)
+    assert [t.prompt for t in from_disk.tasks] == ["0+1?", "1+1?"]
+    assert from_disk[0].metadata["split"] == "test"
+    with pytest.raises(DatasetError, match="no split 'train'"):
+        load_hf_dataset(folder, split="train", fields=fields)
+
+
+def test_list_source_and_task_validation():
+    source = ListSource([Task("a", "p", 1), {"prompt": "q", "answer": 2}])
+    assert len(source) == 2 and source[1].answer == 2
+    with pytest.raises(DatasetError, match="item 0: task is missing 'answer'"):
+        ListSource([{"prompt": "q"}])
+    with pytest.raises(DatasetError, match="no tasks"):
+        ListSource([])
+    with pytest.raises(TaskFormatError, match="unknown keys"):
+        Task.from_dict({"prompt": "p", "answer": 1, "level": 3})
+    with pytest.raises(TaskFormatError, match="prompt must be a str"):
+        Task("id", None, 1)

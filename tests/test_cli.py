@@ -1,0 +1,118 @@
+"""The `rlvr` command line, run as a user runs it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from rlvr.cli import main
+
+
+def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "rlvr.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_help_lists_commands():
+    result = run_cli("--help")
+    assert result.returncode == 0
+    for command in ("envs", "play", "eval"):
+        assert command in result.stdout
+
+
+def test_envs_lists_rlvr_envs_with_their_card_summary():
+    import rlvr.envs
+
+    result = run_cli("envs")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    for env_id in rlvr.envs.rlvr_env_ids():
+        line = next(line for line in lines if line.startswith(env_id + " "))
+        assert len(line.split(maxsplit=1)) == 2  # id and a non-empty summary
+    assert not any(line.startswith("CartPole") for line in lines)
+
+
+def test_eval_prints_statistics(capsys):
+    from rlvr.envs import register_task_env
+    from tests.envs.toy_envs import CAPITALS, exact_match
+
+    register_task_env("rlvrtest/CliCapitals-v0", CAPITALS, exact_match, override=True)
+    assert (
+        main(
+            [
+                "eval",
+                "rlvrtest/CliCapitals-v0",
+                "--agent",
+                "oracle",
+                "--episodes",
+                "7",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "episodes       7" in out and "success rate   1.0000" in out
+
+
+def test_eval_writes_traces(tmp_path, capsys):
+    import json
+
+    from rlvr.envs import register_task_env
+    from tests.envs.toy_envs import CAPITALS, exact_match
+
+    register_task_env("rlvrtest/CliCapitals2-v0", CAPITALS, exact_match, override=True)
+    traces = tmp_path / "traces.jsonl"
+    main(
+        [
+            "eval",
+            "rlvrtest/CliCapitals2-v0",
+            "--agent",
+            "fixed:Lima",
+            "--episodes",
+            "5",
+            "--samples",
+            "2",
+            "--traces",
+            str(traces),
+            "--no-progress",
+        ]
+    )
+    rows = [json.loads(line) for line in traces.read_text().splitlines()]
+    assert len(rows) == 10
+    assert {row["messages"][-1]["content"] for row in rows} == {"Lima"}
+    assert "pass@2" in capsys.readouterr().out
+
+
+def test_play_reads_replies_from_the_terminal():
+    script = (
+        "import gymnasium as gym, sys\n"
+        "from rlvr.envs import register_task_env\n"
+        "register_task_env('rlvrtest/Play-v0', [{'prompt': 'Say hi', 'answer': 'hi'}],"
+        " lambda r, t: r.strip() == t.answer)\n"
+        "from rlvr.cli import main\n"
+        "sys.exit(main(['play', 'rlvrtest/Play-v0', '--seed', '0']))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        input="hi\n.\nnope\n.\n/quit\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("Say hi") == 3  # two played, the third quit
+    assert "[reward 1.000, return 1.000]" in result.stdout
+    assert "[reward 0.000, return 0.000]" in result.stdout
+
+
+def test_bad_agent_spec_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown agent"):
+        main(["eval", "rlvrtest/CliCapitals-v0", "--agent", "nobody"])
