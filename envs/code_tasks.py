@@ -123,7 +123,7 @@ _problem(
         (("hello world",), "world hello"),
         (("  a  b   c ",), "c b a"),
         (("",), ""),
-        (("single",), "single"),
+        (("alone",), "alone"),
     ],
 )
 _problem(
@@ -641,7 +641,7 @@ _problem(
     2,
     "def run_length_encode(text: str) -> str:",
     "Encode each run of a repeated character as the character followed by the run's length in "
-    "decimal: 'aaabcc' becomes 'a3b1c2'. The empty string encodes to ''.",
+    "decimal: 'xxyzzz' becomes 'x2y1z3'. The empty string encodes to ''.",
     """
     def run_length_encode(text):
         out, i = [], 0
@@ -666,7 +666,7 @@ _problem(
     2,
     "def run_length_decode(encoded: str) -> str:",
     "Decode a run-length encoding where each letter is followed by its count in decimal (the "
-    "count may have several digits): 'a3b1c2' becomes 'aaabcc'.",
+    "count may have several digits): 'x2y1z3' becomes 'xxyzzz'.",
     """
     import re
 
@@ -908,7 +908,8 @@ _problem(
     "pascal_row",
     2,
     "def pascal_row(n: int) -> list[int]:",
-    "Return row n of Pascal's triangle, counting from row 0 = [1].",
+    "Return row n of Pascal's triangle as a list, counting rows from 0 (the top row, which "
+    "holds a single 1).",
     """
     def pascal_row(n):
         row = [1]
@@ -1048,7 +1049,7 @@ _problem(
     2,
     "def prime_factors(n: int) -> list[int]:",
     "Return the prime factors of n in increasing order, each repeated as often as it divides n "
-    "(12 gives [2, 2, 3]). Raise ValueError if n < 2.",
+    "(18 gives [2, 3, 3]). Raise ValueError if n < 2.",
     """
     def prime_factors(n):
         if n < 2:
@@ -1466,7 +1467,7 @@ _problem(
     3,
     "def unique_permutations(items: list[int]) -> list[list[int]]:",
     "Return every distinct ordering of `items` exactly once, as lists, sorted in lexicographic "
-    "order. An empty list has one ordering: [[]].",
+    "order. An empty list has exactly one ordering, the empty one.",
     """
     def unique_permutations(items):
         out = []
@@ -1512,7 +1513,9 @@ _problem(
             for col in range(n):
                 if col in columns or row - col in diagonals or row + col in anti:
                     continue
-                total += place(row + 1, columns | {col}, diagonals | {row - col}, anti | {row + col})
+                total += place(
+                    row + 1, columns | {col}, diagonals | {row - col}, anti | {row + col}
+                )
             return total
 
         return place(0, frozenset(), frozenset(), frozenset())
@@ -1605,7 +1608,7 @@ _problem(
     """,
     [
         ((_SUDOKU,), True),
-        ((["8" + _SUDOKU[0][1:]] + _SUDOKU[1:],), False),
+        ((["8" + _SUDOKU[0][1:], *_SUDOKU[1:]],), False),
         ((["." * 9] * 9,), True),
         ((["11" + "." * 7] + ["." * 9] * 8,), False),
     ],
@@ -1711,7 +1714,7 @@ _problem(
     3,
     "def decode_ways(digits: str) -> int:",
     "Letters are encoded as 'A' -> '1', ..., 'Z' -> '26'. Return how many letter strings "
-    "encode to the non-empty digit string `digits` ('226' can be 'BZ', 'VF' or 'BBF').",
+    "encode to the non-empty digit string `digits` ('123' can be 'ABC', 'AW' or 'LC').",
     """
     def decode_ways(digits):
         previous, current = 1, 1 if digits[0] != "0" else 0

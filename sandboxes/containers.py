@@ -31,7 +31,7 @@ from typing import ClassVar
 from rlvr.sandboxes.connection import CONTROL, RESULT, Transport, TransportClosed, WorkerConnection
 from rlvr.sandboxes.errors import SandboxConfigError
 from rlvr.sandboxes.image import DEFAULT_IMAGE, SANDBOX_UID, docker_client, image_method
-from rlvr.sandboxes.local import MEMORY_OVERHEAD, PROCESS_OVERHEAD, WORKER_SOURCE
+from rlvr.sandboxes.local import MEMORY_OVERHEAD, WORKER_SOURCE
 from rlvr.sandboxes.pool import Backend
 from rlvr.sandboxes.types import ExecRequest, Limits, MiB
 
@@ -40,6 +40,7 @@ logger = logging.getLogger(__name__)
 OWNER_LABEL = "rlvr.sandbox.owner"
 WORKDIR = "/tmp/work"
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+PROCESS_OVERHEAD = 2  # our processes in the container: the zygote and the run's supervisor
 
 
 @dataclass(frozen=True)
@@ -197,9 +198,10 @@ class DockerBackend(Backend):
             or request.limits.processes != Limits().processes
         )
 
-    def start_worker(self, slot: int, *, network: bool = False) -> WorkerConnection:
+    def start_worker(self, slot: int, limits: Limits | None = None) -> WorkerConnection:
         client = self.client()
-        limits = Limits()
+        limits = limits or Limits()
+        network = limits.network
         worker_config = {
             "workdir": WORKDIR,
             "clean": ["/tmp", "/dev/shm"],
@@ -290,10 +292,10 @@ class DockerBackend(Backend):
         if client is None:
             return
         try:  # anything of ours still there (e.g. a worker that failed to start)
-            for container in client.containers.list(
+            for found in client.api.containers(
                 all=True, filters={"label": f"{OWNER_LABEL}={self.tag}"}
             ):
-                self.remove_container(container)
+                self.remove_container(client.containers.prepare_model({"Id": found["Id"]}))
         except Exception as exc:  # the engine may be gone at exit
             logger.debug("listing leftover containers failed: %s", exc)
         client.close()

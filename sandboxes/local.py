@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 WORKER_SOURCE = Path(__file__).with_name("worker.py")
 WORKDIR = "/tmp/work"
 MEMORY_OVERHEAD = 48 * MiB  # the worker's own processes share the memory cgroup with the program
-PROCESS_OVERHEAD = 4  # sh/bwrap monitor, zygote, supervisor, cleaner
+PROCESS_OVERHEAD = 3  # our processes in the worker's pids cgroup: bwrap, zygote, supervisor
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 JOIN_CGROUPS = (
     'for f in "$@"; do shift; [ "$f" = -- ] && break; echo $$ > "$f" || exit 97; done; exec "$@"'
@@ -161,13 +161,14 @@ class LocalBackend(Backend):
 
     # --- starting workers -----------------------------------------------------------------------
 
-    def start_worker(self, slot: int, *, network: bool = False) -> WorkerConnection:
+    def start_worker(self, slot: int, limits: Limits | None = None) -> WorkerConnection:
+        limits = limits or Limits()
+        network = limits.network
         name = f"{self.tag}-w{slot}-g{next(self.generation)}"
         cgroup = self.isolation.cgroups.create(name) if self.isolation.cgroups else None
-        default = Limits()
         if cgroup is not None:
             cgroup.set_limits(
-                default.memory + MEMORY_OVERHEAD, default.processes + PROCESS_OVERHEAD, 1.0
+                limits.memory + MEMORY_OVERHEAD, limits.processes + PROCESS_OVERHEAD, limits.cpus
             )
         read_fd = None
         try:

@@ -30,7 +30,7 @@ from typing import Any
 
 from rlvr.sandboxes.connection import WorkerConnection
 from rlvr.sandboxes.errors import SandboxClosed, SandboxConfigError
-from rlvr.sandboxes.types import ExecRequest, ExecResult
+from rlvr.sandboxes.types import ExecRequest, ExecResult, Limits
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,8 @@ class Backend:
 
     name = "backend"
 
-    def start_worker(self, slot: int, *, network: bool = False) -> WorkerConnection:
+    def start_worker(self, slot: int, limits: Limits | None = None) -> WorkerConnection:
+        """Start a worker; `limits` are those of the request it is started for, if any."""
         raise NotImplementedError
 
     def prepare(self, worker: WorkerConnection, request: ExecRequest) -> None:
@@ -106,6 +107,7 @@ class WorkerPool:
         self._workers: set[WorkerConnection] = set()
         self._ready = 0
         self._closed = False
+        self.owner_pid = os.getpid()
         _POOLS.add(self)
 
     # --- submitting -----------------------------------------------------------------------------
@@ -233,7 +235,7 @@ class WorkerPool:
             )
 
     def _run_fresh(self, slot: int, job: Job) -> ExecResult:
-        worker, error = self._start(slot, network=job.request.limits.network)
+        worker, error = self._start(slot, job.request.limits)
         if worker is None:
             return ExecResult.sandbox_error(error, backend=self.backend.name)
         try:
@@ -242,11 +244,13 @@ class WorkerPool:
             worker.kill()
             self._forget(worker)
 
-    def _start(self, slot: int, *, network: bool = False) -> tuple[WorkerConnection | None, str]:
+    def _start(
+        self, slot: int, limits: Limits | None = None
+    ) -> tuple[WorkerConnection | None, str]:
         if self._closed:
             return None, "this sandbox executor is closed"
         try:
-            worker = self.backend.start_worker(slot, network=network)
+            worker = self.backend.start_worker(slot, limits)
         except Exception as exc:  # reported per job as a sandbox error, and logged
             message = f"cannot start a {self.backend.name} sandbox worker: {exc}"
             logger.warning(message)
@@ -303,14 +307,17 @@ class Executor:
     """Runs `ExecRequest`s in sandboxes. Thread-safe; close it (or use `with`) when done.
 
     `run(request)` blocks; `await arun(request)` does not block the event loop. Neither raises
-    for a failing program or a broken sandbox: look at the result's two statuses.
+    for a failing program or a broken sandbox: look at the result's two statuses. A handle that
+    reaches a forked child process (e.g. a Gymnasium async vector env) starts a pool of its own
+    there at its first run: the parent's workers belong to the parent.
     """
 
-    def __init__(self, pool: WorkerPool, on_close: Any = None) -> None:
+    def __init__(self, pool: WorkerPool, shared_key: tuple | None = None) -> None:
         self._pool = pool
+        self._shared_key = shared_key
         self._client = next(_client_ids)
-        self._on_close = on_close
         self._closed = False
+        self._lock = threading.Lock()
 
     @property
     def backend(self) -> str:
@@ -322,12 +329,24 @@ class Executor:
 
     @property
     def closed(self) -> bool:
-        return self._closed or self._pool.closed
+        return self._closed or (self._pool.closed and self._pool.owner_pid == os.getpid())
+
+    def _current_pool(self) -> WorkerPool:
+        with self._lock:
+            if self._closed:
+                raise SandboxClosed("this sandbox executor is closed")
+            if self._pool.owner_pid != os.getpid():  # inherited through fork()
+                if self._shared_key is not None:
+                    self._pool = _acquire(self._shared_key)
+                else:
+                    backend = self._pool.backend
+                    self._pool = WorkerPool(
+                        make_backend(backend.name, backend.config), self._pool.size
+                    )
+            return self._pool
 
     def submit(self, request: ExecRequest) -> Job:
-        if self._closed:
-            raise SandboxClosed("this sandbox executor is closed")
-        return self._pool.submit(self._client, request)
+        return self._current_pool().submit(self._client, request)
 
     def run(self, request: ExecRequest) -> ExecResult:
         job = self.submit(request)
@@ -347,16 +366,20 @@ class Executor:
 
     def warm_up(self, timeout: float = 60.0) -> None:
         """Start the pool's workers now instead of at the first run."""
-        self._pool.warm_up(timeout)
+        self._current_pool().warm_up(timeout)
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        if self._on_close is not None:
-            self._on_close()
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            pool = self._pool
+        if pool.owner_pid != os.getpid():
+            return  # the parent's pool: not ours to close
+        if self._shared_key is not None:
+            _release(self._shared_key, pool)
         else:
-            self._pool.close()
+            pool.close()
 
     def __enter__(self) -> Executor:
         return self
@@ -389,14 +412,18 @@ def get_executor(
     if not shared:
         return Executor(WorkerPool(make_backend(backend, config), size))
     key = (backend, config, size)
+    return Executor(_acquire(key), shared_key=key)
+
+
+def _acquire(key: tuple) -> WorkerPool:
+    backend, config, size = key
     with _shared_lock:
         entry = _shared.get(key)
         if entry is None or entry[0].closed:
             entry = [WorkerPool(make_backend(backend, config), size), 0]
             _shared[key] = entry
         entry[1] += 1
-        pool = entry[0]
-    return Executor(pool, on_close=lambda: _release(key, pool))
+        return entry[0]
 
 
 def _release(key: tuple, pool: WorkerPool) -> None:
@@ -441,6 +468,17 @@ def make_backend(backend: str, config: Any) -> Backend:
     from rlvr.sandboxes.containers import DockerBackend
 
     return DockerBackend(config)
+
+
+def _forget_pools_after_fork() -> None:
+    """In a forked child: the inherited pools (and their workers) belong to the parent."""
+    global _shared_lock
+    _shared_lock = threading.Lock()  # another thread may have held it at fork time
+    _shared.clear()
+    _POOLS.clear()
+
+
+os.register_at_fork(after_in_child=_forget_pools_after_fork)
 
 
 @atexit.register

@@ -169,25 +169,37 @@ def read_oom_kills(path):
     return 0
 
 
-def wait_with_deadline(pid, timeout):
-    """Wait for child `pid` up to `timeout` seconds: its wait status, or None on timeout."""
+class HostGone(Exception):
+    """Our stdin was closed: the host process exited or died."""
+
+
+def wait_with_deadline(pid, timeout, host_fd=None):
+    """Wait for child `pid` up to `timeout` seconds: its wait status, or None on timeout.
+
+    Raises HostGone if `host_fd` (our stdin) hangs up meanwhile. Polling it for POLLHUP alone
+    never consumes the request bytes the supervisor is about to read.
+    """
     deadline = time.monotonic() + timeout
     pidfd = None
     with contextlib.suppress(AttributeError, OSError):
         pidfd = os.pidfd_open(pid)
+    poller = select.poll()
+    if pidfd is not None:
+        poller.register(pidfd, select.POLLIN)
+    if host_fd is not None:
+        poller.register(host_fd, 0)  # POLLHUP and POLLERR are always reported
     try:
         while True:
             remaining = deadline - time.monotonic()
-            if pidfd is not None:
-                if remaining <= 0 or not select.select([pidfd], [], [], remaining)[0]:
-                    return None
-                return os.waitpid(pid, 0)[1]
+            if remaining <= 0:
+                return None
+            wait_ms = remaining if pidfd is not None else min(0.005, remaining)
+            for fd, events in poller.poll(max(int(wait_ms * 1000), 1)):
+                if fd == host_fd and events & (select.POLLHUP | select.POLLERR):
+                    raise HostGone
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
                 return status
-            if remaining <= 0:
-                return None
-            time.sleep(min(0.005, remaining))
     finally:
         if pidfd is not None:
             os.close(pidfd)
@@ -252,14 +264,18 @@ class Zygote:
             if command[:1] != RUN_COMMAND:
                 return 3
             (deadline_ms,) = struct.unpack(">Q", command[1:])
-            self.run_one(deadline_ms / 1000.0)
+            try:
+                self.run_one(deadline_ms / 1000.0)
+            except HostGone:
+                self.kill_everything()
+                return 0
 
     def run_one(self, deadline):
         oom_before = read_oom_kills(self.config.get("oom_file"))
         pid = os.fork()
         if pid == 0:
             supervise(self.config)  # never returns
-        status = wait_with_deadline(pid, deadline)
+        status = wait_with_deadline(pid, deadline, host_fd=0)
         backstop = status is None
         self.kill_everything()
         if backstop:
@@ -756,6 +772,7 @@ def run_program(run, env, stdin_r, out_w, err_w):
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         close_other_fds()
+        set_dumpable(True)  # like any process; the zygote and the supervisor stay non-dumpable
         set_oom_score_adj(1000)
         apply_rlimits(run.limits, run.config.get("weak", False))
         os.chdir(run.workdir)

@@ -91,8 +91,8 @@ def encode_value(value, depth=0):
             ]
         }
     raise NotPlainData(
-        f"a value of type {kind.__name__} is not plain data (use None, bool, int, float, str, bytes, list, "
-        "tuple, dict, set or frozenset, not subclasses)"
+        f"a value of type {kind.__name__} is not plain data (use None, bool, int, float, str, "
+        "bytes, list, tuple, dict, set or frozenset, not subclasses)"
     )
 
 
@@ -429,10 +429,10 @@ def run_test_code(spec, holder):
             tests.append((source, lambda code=code: exec(code, namespace)))
     outcomes = []
     for source, test in tests:
-        if holder["server"].broken:
-            if spec.get("stop_on_failure") or not _restart(spec, holder):
-                outcomes.append({"passed": False, "test": source, "error": holder["server"].broken})
-                continue
+        broken = holder["server"].broken
+        if broken and (spec.get("stop_on_failure") or not _restart(spec, holder)):
+            outcomes.append({"passed": False, "test": source, "error": broken})
+            continue
         server = holder["server"]
         del server.calls[:]
         try:

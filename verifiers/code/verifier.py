@@ -52,6 +52,9 @@ class UnitTestConfig:
     """Memory for the solution and the harness together."""
     backend: str = "local"
     """Sandbox backend when no executor is given: "local" or "docker"."""
+    reveal_expected: bool = False
+    """Show the expected value (or the assert) of the first failing test in the feedback. Off by
+    default: feedback then shows the input and what the code returned, never the hidden gold."""
 
     def __post_init__(self) -> None:
         if self.scoring not in SCORING:
@@ -144,7 +147,10 @@ class UnitTestVerifier:
             text = f"The code failed to load: {report['load_error']}"
             return self._verdict(code, 0, tests.count, text, output, result)
         if tests.cases:
-            outcomes = [_judge_case(case, reply) for case, reply in _pairs(tests.cases, report)]
+            reveal = self.config.reveal_expected
+            outcomes = [
+                _judge_case(case, reply, reveal) for case, reply in _pairs(tests.cases, report)
+            ]
             failures = [
                 f"{_call(tests.entry_point, case)} {why}"
                 for case, (ok, why) in zip(tests.cases, outcomes)
@@ -154,7 +160,11 @@ class UnitTestVerifier:
         else:
             ran = report.get("tests") if isinstance(report.get("tests"), list) else []
             passed = sum(1 for test in ran if isinstance(test, dict) and test.get("passed") is True)
-            failures = [_test_failure(test, tests.entry_point) for test in ran if not _ok(test)]
+            failures = [
+                _test_failure(test, tests.entry_point, self.config.reveal_expected)
+                for test in ran
+                if not _ok(test)
+            ]
             passed = min(passed, tests.count)
         summary = f"Passed {passed}/{tests.count} tests."
         if failures:
@@ -190,7 +200,7 @@ def _pairs(cases: tuple[CallCase, ...], report: dict):
         yield case, results[index] if index < len(results) else None
 
 
-def _judge_case(case: CallCase, reply: Any) -> tuple[bool, str]:
+def _judge_case(case: CallCase, reply: Any, reveal: bool) -> tuple[bool, str]:
     if not isinstance(reply, dict):
         return False, "was not run"
     if reply.get("timeout") is True:
@@ -208,10 +218,12 @@ def _judge_case(case: CallCase, reply: Any) -> tuple[bool, str]:
         got = decode_value(reply["value"])
     except (ValueError, TypeError, RecursionError):
         return False, "returned a value that is not plain data"
+    if case.raises is None and case.matches(got):
+        return True, ""
+    if not reveal:
+        return False, f"returned {_show(got)}, which is not the expected result"
     if case.raises is not None:
         return False, f"returned {_show(got)}, expected it to raise {case.raises}"
-    if case.matches(got):
-        return True, ""
     return False, f"returned {_show(got)}, expected {_show(case.expected)}"
 
 
@@ -219,10 +231,16 @@ def _ok(test: Any) -> bool:
     return isinstance(test, dict) and test.get("passed") is True
 
 
-def _test_failure(test: Any, entry_point: str) -> str:
+def _test_failure(test: Any, entry_point: str, reveal: bool) -> str:
     if not isinstance(test, dict):
         return "malformed test outcome"
-    text = f"`{_text(test.get('test'), 300)}` failed: {_text(test.get('error'), 500)}"
+    error = _text(test.get("error"), 500)
+    if reveal:
+        text = f"`{_text(test.get('test'), 300)}` failed: {error}"
+    else:  # the assert's text and message may hold the expected value
+        text = "a test failed: " + (
+            "AssertionError" if error.startswith("AssertionError") else error
+        )
     call = test.get("last_call")
     if isinstance(call, dict):
         try:
