@@ -68,7 +68,8 @@ class CodeEnv(VerifiableEnv):
     or a list; built-in tasks only), `scoring` ("all" or "fraction"), `backend` ("local" or
     "docker"), `backend_options` (dict for the backend's config), `executor` (share an
     `rlvr.sandboxes.Executor` you manage), `timeout` (seconds per submission, default 20),
-    `test_timeout` (seconds per test call, default 5), `system_prompt`.
+    `test_timeout` (seconds per test call, default 5), `reveal_expected` (show the expected
+    value of the first failing test in the feedback; off by default), `system_prompt`.
 
     ## Version History
     - v0: initial version (69 built-in tasks, unit-test verifier with host-side comparison).
@@ -85,6 +86,7 @@ class CodeEnv(VerifiableEnv):
         executor: Any = None,
         timeout: float = 20.0,
         test_timeout: float = 5.0,
+        reveal_expected: bool = False,
         system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
         render_mode: str | None = None,
     ) -> None:
@@ -99,7 +101,11 @@ class CodeEnv(VerifiableEnv):
             raise EnvConfigError("difficulty selects built-in tasks; filter your own tasks first")
         try:
             config = UnitTestConfig(
-                scoring=scoring, timeout=timeout, test_timeout=test_timeout, backend=backend
+                scoring=scoring,
+                timeout=timeout,
+                test_timeout=test_timeout,
+                backend=backend,
+                reveal_expected=reveal_expected,
             )
         except ValueError as exc:
             raise EnvConfigError(str(exc)) from None
