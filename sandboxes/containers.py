@@ -279,6 +279,9 @@ class DockerBackend(Backend):
         )
         self.applied[worker] = wanted
 
+    def forget(self, worker: WorkerConnection) -> None:
+        self.applied.pop(worker, None)
+
     def remove_container(self, container) -> None:
         try:
             container.remove(force=True)

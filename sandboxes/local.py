@@ -338,6 +338,10 @@ class LocalBackend(Backend):
         )
         self.oom_baseline[worker] = cgroup.oom_kills()
 
+    def forget(self, worker: WorkerConnection) -> None:
+        self.cgroups.pop(worker, None)
+        self.oom_baseline.pop(worker, None)
+
     def _oom_since_prepare(self, worker: WorkerConnection) -> bool:
         cgroup = self.cgroups.get(worker)
         return cgroup is not None and cgroup.oom_kills() > self.oom_baseline.get(worker, 0)

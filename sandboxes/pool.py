@@ -66,6 +66,9 @@ class Backend:
     def prepare(self, worker: WorkerConnection, request: ExecRequest) -> None:
         """Apply the request's limits to `worker` before it runs (no-op if unchanged)."""
 
+    def forget(self, worker: WorkerConnection) -> None:
+        """Drop what the backend keeps about a worker that is gone."""
+
     def needs_fresh_worker(self, request: ExecRequest) -> bool:
         """True if the request cannot run in a warm worker (network access, strict mode)."""
         return request.limits.network
@@ -265,6 +268,7 @@ class WorkerPool:
     def _forget(self, worker: WorkerConnection) -> None:
         with self._cond:
             self._workers.discard(worker)
+        self.backend.forget(worker)
 
     # --- shutdown -------------------------------------------------------------------------------
 

@@ -135,10 +135,16 @@ def read_frame(fd):
 # --- small helpers ------------------------------------------------------------------------------
 
 
-def _libc():
-    import ctypes
+_LIBC = []
 
-    return ctypes.CDLL(None, use_errno=True)
+
+def _libc():
+    """The C library, loaded once in the zygote so that forked processes share the handle."""
+    if not _LIBC:
+        import ctypes
+
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    return _LIBC[0]
 
 
 def set_dumpable(flag):
@@ -484,16 +490,7 @@ def clean_paths(roots):
 
 def clean_ipc():
     """Remove System V shared memory, semaphores and message queues left in our IPC namespace."""
-    try:
-        libc = _libc()
-    except OSError:
-        return
-    removers = {
-        "shm": lambda ident: libc.shmctl(ident, 0, None),
-        "sem": lambda ident: libc.semctl(ident, 0, 0),
-        "msg": lambda ident: libc.msgctl(ident, 0, None),
-    }
-    for kind, remove in removers.items():
+    for kind in ("shm", "sem", "msg"):
         try:
             with open("/proc/sysvipc/" + kind) as handle:
                 lines = handle.read().splitlines()[1:]
@@ -502,7 +499,14 @@ def clean_ipc():
         for line in lines:
             fields = line.split()
             if len(fields) > 1:
-                remove(int(fields[1]))
+                libc = _libc()
+                ident = int(fields[1])
+                if kind == "shm":
+                    libc.shmctl(ident, 0, None)  # IPC_RMID
+                elif kind == "sem":
+                    libc.semctl(ident, 0, 0)
+                else:
+                    libc.msgctl(ident, 0, None)
 
 
 # --- the supervisor (one per run) -------------------------------------------------------------
@@ -819,7 +823,6 @@ def apply_rlimits(limits, weak):
 def run_python(code, workdir, args, env):
     """Run `code` as `__main__` in this (freshly forked) interpreter, like `python3 main.py`."""
     import builtins
-    import io
     import linecache
     import types
 
@@ -829,14 +832,9 @@ def run_python(code, workdir, args, env):
     os.environ.update(env)
     sys.argv = [filename, *args]
     sys.path[:] = [workdir] + [p for p in sys.path if p not in ("", ".")]
-    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8")
-    sys.stderr = io.TextIOWrapper(
-        io.FileIO(2, "w", closefd=False),
-        encoding="utf-8",
-        errors="backslashreplace",
-        line_buffering=True,
-    )
+    # The zygote's own stream objects now sit on the program's pipes; it never used them, so
+    # their buffers are empty. They are UTF-8 like those of any `python3` started here.
+    sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__
     module = types.ModuleType("__main__")
     module.__file__ = filename
     module.__builtins__ = builtins

@@ -40,6 +40,15 @@ def test_runs_code_with_stdin_args_files_and_returned_files(executor):
     assert result.duration > 0 and result.queued >= 0
 
 
+def test_text_is_utf8_both_ways(executor):
+    code = (
+        "import sys\ntext = sys.stdin.read()\n"
+        "print(text[::-1], len(text))\nprint('é', file=sys.stderr)"
+    )
+    result = run(executor, code, stdin="héllo wörld ✓")
+    assert result.stdout_text == "✓ dlröw olléh 13\n" and result.stderr_text == "é\n"
+
+
 def test_runs_a_command(executor):
     result = executor.run(
         ExecRequest(
