@@ -121,6 +121,7 @@ class CgroupTree:
             bases[controller] = base
         tree = cls(1, bases)
         tree.remove_stale()
+        tree.weigh_cpu()
         return tree
 
     @classmethod
@@ -143,11 +144,26 @@ class CgroupTree:
                 continue
             tree = cls(2, {c: base for c in V2_CONTROLLERS})
             tree.remove_stale()
+            tree.weigh_cpu()
             return tree
         raise SandboxUnavailable(
             "cgroup v2 is mounted but no cgroup with the memory, pids and cpu controllers could "
             f"be created ({'; '.join(problems)}); run as root or delegate a cgroup to this user"
         )
+
+    def weigh_cpu(self) -> None:
+        """Give the group holding our workers the CPU weight of one process per core.
+
+        CFS shares CPU between sibling cgroups by weight: left at the default, all the workers
+        together would weigh as much as one ordinary process and lose to any busy neighbour.
+        """
+        cores = os.cpu_count() or 1
+        base = self.bases["cpu"]
+        with contextlib.suppress(OSError):
+            if self.version == 1:
+                _write(os.path.join(base, "cpu.shares"), str(1024 * cores))
+            else:
+                _write(os.path.join(base, "cpu.weight"), str(min(100 * cores, 10000)))
 
     def create(self, name: str) -> WorkerCgroup:
         dirs = {}
@@ -170,6 +186,34 @@ class CgroupTree:
                     WorkerCgroup(
                         self.version, {c: os.path.join(b, name) for c, b in self.bases.items()}
                     ).remove()
+
+
+def weighted_parent(name: str) -> bool:
+    """Create the cpu cgroup `/name` weighted one process per core (for Docker's cgroup_parent).
+
+    Without it every container sits in Docker's single parent cgroup, which the CPU scheduler
+    weighs as one process. Returns False if it cannot be done here (no access, no cpu cgroup).
+    """
+    cores = os.cpu_count() or 1
+    try:
+        for mount in _mounts():
+            if mount.version == 1 and "cpu" in mount.controllers:
+                path = os.path.join(mount.path, name)
+                os.makedirs(path, exist_ok=True)
+                _write(os.path.join(path, "cpu.shares"), str(1024 * cores))
+                return True
+        for mount in _mounts():
+            if (
+                mount.version == 2
+                and "cpu" in _read(os.path.join(mount.path, "cgroup.subtree_control")).split()
+            ):
+                path = os.path.join(mount.path, name)
+                os.makedirs(path, exist_ok=True)
+                _write(os.path.join(path, "cpu.weight"), str(min(100 * cores, 10000)))
+                return True
+    except OSError:
+        return False
+    return False
 
 
 def _pid_alive(pid: int) -> bool:

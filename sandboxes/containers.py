@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rlvr.sandboxes.cgroups import weighted_parent
 from rlvr.sandboxes.connection import CONTROL, RESULT, Transport, TransportClosed, WorkerConnection
 from rlvr.sandboxes.errors import SandboxConfigError
 from rlvr.sandboxes.image import DEFAULT_IMAGE, SANDBOX_UID, docker_client, image_method
@@ -41,6 +42,7 @@ OWNER_LABEL = "rlvr.sandbox.owner"
 WORKDIR = "/tmp/work"
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 PROCESS_OVERHEAD = 2  # our processes in the container: the zygote and the run's supervisor
+CGROUP = "rlvr-sandbox-docker"
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,7 @@ class DockerBackend(Backend):
         self.lock = threading.Lock()
         self._client = None
         self.method: str | None = None
+        self.cgroup_parent: str | None = None
         self.applied: dict[WorkerConnection, tuple] = {}
 
     def client(self):
@@ -188,8 +191,22 @@ class DockerBackend(Backend):
             if self._client is None:
                 client = docker_client(self.config.base_url)
                 self.method = image_method(client, self.config.image)
+                self.cgroup_parent = self._cgroup_parent(client)
                 self._client = client
             return self._client
+
+    def _cgroup_parent(self, client) -> str | None:
+        """Our own weighted cgroup parent, when the engine is local and uses cgroupfs."""
+        local = (self.config.base_url or os.environ.get("DOCKER_HOST") or "unix://").startswith(
+            "unix://"
+        )
+        try:
+            driver = client.info().get("CgroupDriver")
+        except Exception:  # an old or odd engine: keep Docker's default parent
+            return None
+        if local and driver == "cgroupfs" and os.geteuid() == 0 and weighted_parent(CGROUP):
+            return "/" + CGROUP
+        return None
 
     def needs_fresh_worker(self, request: ExecRequest) -> bool:
         return (
@@ -245,6 +262,7 @@ class DockerBackend(Backend):
             security_opt=["no-new-privileges"],
             volumes={"/usr": {"bind": "/usr", "mode": "ro"}} if self.method == "host" else None,
             runtime=self.config.runtime,
+            cgroup_parent=self.cgroup_parent,
             stdin_open=True,  # not detached, so the SDK also sets StdinOnce
             auto_remove=True,
         )
