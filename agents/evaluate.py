@@ -8,6 +8,8 @@ run is reproducible and two policies evaluated with the same seed face the same 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -16,7 +18,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rlvr.agents.policy import EnvAware, Policy, SamplingParams
+from rlvr.agents.policy import Completion, EnvAware, Policy, SamplingParams
 
 
 @dataclass
@@ -32,6 +34,12 @@ class EpisodeRecord:
     verdict: dict[str, Any] | None
     infra_error: bool
     truncated: bool
+    task_hash: str | None = None
+    """Fingerprint of the posed task, gold answer included (None if the env exposes no `task`)."""
+    completion_tokens: int | None = None
+    """Tokens the policy generated over the episode (None when the policy does not report them)."""
+    prompt_tokens: int | None = None
+    """Prompt tokens the policy reported (API servers do; None otherwise)."""
 
     @property
     def total_reward(self) -> float:
@@ -49,6 +57,8 @@ class EpisodeRecord:
 class EvalReport:
     env_id: str
     episodes: list[EpisodeRecord] = field(default_factory=list)
+    env_info: dict[str, Any] = field(default_factory=dict)
+    """What `evaluate(env_probe=...)` said about the env (e.g. its verifier's version)."""
 
     @property
     def judged(self) -> list[EpisodeRecord]:
@@ -107,18 +117,27 @@ def evaluate(
     env_kwargs: Mapping[str, Any] | None = None,
     progress: bool = False,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
+    env_probe: Callable[[gym.Env], Mapping[str, Any]] | None = None,
+    reset_options: Callable[[int], dict[str, Any]] | None = None,
 ) -> EvalReport:
-    """Run `episodes * samples_per_task` episodes of `env_id` with `policy` and report."""
+    """Run `episodes * samples_per_task` episodes of `env_id` with `policy` and report.
+
+    `env_probe(env)` is called once on a freshly made env; its result is `report.env_info`.
+    `reset_options(episode)` gives the `options` of that episode's reset (e.g. to pin a task).
+    """
     if episodes < 1 or samples_per_task < 1 or batch_size < 1:
         raise ValueError("episodes, samples_per_task and batch_size must all be >= 1")
     jobs = [(episode, sample) for episode in range(episodes) for sample in range(samples_per_task)]
     envs = [gym.make(env_id, **dict(env_kwargs or {})) for _ in range(min(batch_size, len(jobs)))]
     report = EvalReport(env_id)
+    if env_probe is not None:
+        report.env_info = dict(env_probe(envs[0]))
     bar = _progress_bar(len(jobs), env_id) if progress else None
     try:
         for start in range(0, len(jobs), len(envs)):
             batch = jobs[start : start + len(envs)]
-            for record in _run_batch(envs[: len(batch)], batch, policy, seed, sampling):
+            batch_envs = envs[: len(batch)]
+            for record in _run_batch(batch_envs, batch, policy, seed, sampling, reset_options):
                 report.episodes.append(record)
                 if on_episode is not None:
                     on_episode(record)
@@ -139,11 +158,13 @@ def _run_batch(
     policy: Policy,
     seed: int,
     sampling: SamplingParams | None,
+    reset_options: Callable[[int], dict[str, Any]] | None = None,
 ) -> list[EpisodeRecord]:
     records = []
     conversations: list[list[dict[str, Any]]] = []
     for env, (episode, sample) in zip(envs, jobs):
-        _, info = env.reset(seed=seed + episode)
+        options = reset_options(episode) if reset_options is not None else None
+        _, info = env.reset(seed=seed + episode, options=options)
         conversations.append(info["messages"])
         records.append(
             EpisodeRecord(
@@ -156,6 +177,9 @@ def _run_batch(
                 None,
                 False,
                 False,
+                task_fingerprint(env),
+                0,
+                0,
             )
         )
     active = list(range(len(envs)))
@@ -172,10 +196,50 @@ def _run_batch(
             record.verdict = info.get("verdict", record.verdict)
             record.infra_error = record.infra_error or bool(info["infra_error"])
             record.truncated = bool(truncated)
+            _count_tokens(record, samples[0])
             if not (terminated or truncated):
                 still_active.append(i)
         active = still_active
     return records
+
+
+def env_chain(env: gym.Env, depth: int = 8) -> list[gym.Env]:
+    """`env.unwrapped`, then the envs it is built around (`self.env`, as tool-use, web and
+    self-correction envs keep the verifiable env they wrap), outermost first."""
+    chain = [env.unwrapped]
+    while len(chain) < depth:
+        inner = getattr(chain[-1], "env", None)
+        if not isinstance(inner, gym.Env) or inner.unwrapped in chain:
+            break
+        chain.append(inner.unwrapped)
+    return chain
+
+
+def task_fingerprint(env: gym.Env) -> str | None:
+    """A hash of the current task (prompt, gold answer, metadata), if the env (or the env it
+    wraps) exposes it as `task`."""
+    for base in env_chain(env):
+        task = getattr(base, "task", None)
+        if task is not None and hasattr(task, "to_dict"):
+            text = json.dumps(task.to_dict(), sort_keys=True, default=str)
+            return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+    return None
+
+
+def _count_tokens(record: EpisodeRecord, completion: Completion) -> None:
+    """Add a completion's token counts to the episode's; an unknown count makes the total None."""
+    generated = completion.metadata.get("completion_tokens")
+    if completion.token_ids is not None:
+        generated = len(completion.token_ids)
+    prompt = completion.metadata.get("prompt_tokens")
+    record.completion_tokens = _add(record.completion_tokens, generated)
+    record.prompt_tokens = _add(record.prompt_tokens, prompt)
+
+
+def _add(total: int | None, count: Any) -> int | None:
+    if total is None or not isinstance(count, int):
+        return None
+    return total + count
 
 
 def _progress_bar(total: int, label: str) -> Any:

@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "rlvr.envs.cli",
     "rlvr.agents.cli",
     "rlvr.envs.web.cli",
+    "rlvr.leaderboards.cli",
     "rlvr.sandboxes.cli",
 )
 

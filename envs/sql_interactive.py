@@ -1,0 +1,132 @@
+"""`rlvr/SQLInteractive-v0`: text-to-SQL where the agent may explore the database first."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rlvr.envs.core import Outcome
+from rlvr.envs.sql import SQLEnv
+from rlvr.verifiers.sql import (
+    BackendError,
+    QueryError,
+    SQLParseError,
+    UnknownDatabase,
+    UnsafeQuery,
+    extract_sql,
+    format_table,
+)
+from rlvr.verifiers.types import Task, Verdict
+
+_BLOCK = re.compile(r"<(query|answer)>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
+
+
+class SQLInteractiveEnv(SQLEnv):
+    """Text-to-SQL over several turns: explore with queries, then submit one.
+
+    ## Description
+    Like `rlvr/SQL-v0` (same tasks, verifier and safety rules), but each reply is either an
+    exploratory query, answered with its result (at most `explore_rows` rows) or its error, or
+    the final answer, which is judged and ends the episode. Exploration runs on the task's
+    database only; the answer is also checked on the test-suite twins, so copying rows seen
+    while exploring into the answer does not pay.
+
+    ## Action Space
+    `TextSpace`. A reply holds `<query>SQL</query>` to explore or `<answer>SQL</answer>` to
+    submit (an answer wins if both appear; of several blocks of a kind the last counts). The SQL
+    may sit in a ```sql fence inside the tags.
+
+    ## Observation Space
+    `TextSpace`: first the schema, question and protocol; then the result table of each
+    exploratory query (or its error), with the number of replies left.
+
+    ## Rewards
+    0 for exploring; the verifier's score for the answer (1.0 when its result is right).
+
+    ## Starting State
+    As in `rlvr/SQL-v0`.
+
+    ## Episode End
+    Terminates on an answer; truncated by Gymnasium's `TimeLimit` at `max_episode_steps`
+    (registered: 8 replies, with `max_turns=8` so the prompt states it; pass both together to
+    change it). A reply with neither tag costs a turn and gets a reminder.
+
+    ## Arguments
+    Those of `rlvr/SQL-v0`, plus `explore_rows` (rows shown per exploratory query, default 20)
+    and `max_turns` (the turn limit stated in the prompt and the turns-left notes; the limit
+    itself is `max_episode_steps`).
+
+    ## Version History
+    - v0: initial release.
+    """
+
+    def __init__(self, *args: Any, explore_rows: int = 20, max_turns: int | None = None,
+                 **kwargs: Any) -> None:  # fmt: skip
+        super().__init__(*args, **kwargs)
+        if not isinstance(explore_rows, int) or explore_rows < 1:
+            raise ValueError(f"explore_rows must be a positive int, got {explore_rows!r}")
+        if max_turns is not None and (not isinstance(max_turns, int) or max_turns < 1):
+            raise ValueError(f"max_turns must be a positive int or None, got {max_turns!r}")
+        self.explore_rows = explore_rows
+        self.max_turns = max_turns
+
+    def render_prompt(self, task: Task) -> str:
+        limit = f"You have at most {self.max_turns} replies. " if self.max_turns else ""
+        return (
+            f"Database ({self.dialect_name}):\n\n{task.prompt}\n\n"
+            "You may explore the database before answering. Each reply must contain exactly one "
+            "of these:\n"
+            "  <query>a SELECT query</query>   runs it; you will see up to "
+            f"{self.explore_rows} rows of its result, or its error.\n"
+            "  <answer>a SELECT query</answer>   submits your final query; this ends the "
+            "episode.\n"
+            f"{limit}Write {self.dialect_name}. The answer's result is compared with the expected "
+            "one on this database and on copies of it with other rows, so do not hard-code "
+            "values: column names do not matter, and row order only matters when the question "
+            f"asks for an order. Every query runs read-only with a time limit of "
+            f"{self.config.timeout_s:g} s."
+        )
+
+    def _answer(self, reply: str) -> Outcome:
+        blocks = [(kind.lower(), body) for kind, body in _BLOCK.findall(reply)]
+        answers = [body for kind, body in blocks if kind == "answer"]
+        if answers:
+            return super()._answer(answers[-1])
+        queries = [body for kind, body in blocks if kind == "query"]
+        if not queries:
+            return self._continue(
+                "No <query> or <answer> block found. Reply with <query>SQL</query> to run a "
+                "query, or <answer>SQL</answer> to submit your final query."
+            )
+        return self._explore(queries[-1])
+
+    def _explore(self, body: str) -> Outcome:
+        assert self.task is not None  # _start ran: TextEnv.step checks the order
+        sql = extract_sql(body)
+        if sql is None:
+            return self._continue("The <query> block is empty.")
+        try:
+            result = self.sql_verifier.run(sql, self.task.metadata["db_id"])
+        except (BackendError, UnknownDatabase) as exc:
+            verdict = Verdict.error(f"exploration failed: {exc}")
+            return Outcome(
+                feedback=self.feedback(verdict),
+                reward=0.0,
+                terminated=True,
+                verdict=verdict,
+                rewards={"correctness": 0.0},
+                infra_error=True,
+            )
+        except (SQLParseError, UnsafeQuery, QueryError) as exc:
+            return self._continue(f"Error: {exc}")
+        table = format_table(result.columns, result.rows, max_rows=self.explore_rows)
+        return self._continue(f"Result ({result.shape}):\n{table}")
+
+    def _continue(self, text: str) -> Outcome:
+        if self.max_turns:
+            left = self.max_turns - self.turn - 1
+            text += f"\n({left} repl{'y' if left == 1 else 'ies'} left.)"
+        return Outcome(feedback=text, reward=0.0, terminated=False, rewards={"correctness": 0.0})
+
+    def reference_reply(self, task: Task) -> str:
+        return f"<answer>\n{task.answer}\n</answer>"

@@ -1,0 +1,170 @@
+"""Procedural text-to-SQL tasks: a random database of a random domain and a templated question.
+
+`procedural_tasks(...)` returns a `SQLTasks`: a task source (a `ProceduralSource`, so items are
+reproducible one by one and train/test are disjoint by a hash of the prompt) together with the
+catalog that rebuilds each task's databases from their ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from rlvr.envs.errors import DatasetError, EnvConfigError
+from rlvr.envs.sqltasks.domains import DOMAINS, DomainCatalog, db_id_of
+from rlvr.envs.sqltasks.questions import LEVELS, TEMPLATES, Context
+from rlvr.envs.tasks import Problem, ProceduralSource, TaskSource
+from rlvr.verifiers.sql.backend import Limits
+from rlvr.verifiers.sql.catalog import Catalog
+from rlvr.verifiers.sql.errors import QueryError
+from rlvr.verifiers.sql.results import QueryResult
+from rlvr.verifiers.sql.sqlite import SQLiteBackend
+from rlvr.verifiers.types import Task
+
+MAX_ANSWER_ROWS = 40
+_DRAWS = 200
+
+
+@dataclass
+class SQLTasks:
+    """A task source plus the catalog its tasks' `db_id`s resolve in."""
+
+    source: TaskSource
+    catalog: Catalog
+    name: str = "sql"
+    info: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.source)
+
+    def __getitem__(self, index: int) -> Task:
+        return self.source[index]
+
+    def __repr__(self) -> str:
+        return f"SQLTasks({self.source!r})"
+
+
+class QuestionGenerator:
+    """`generate(rng, difficulty) -> Problem` for `ProceduralSource`.
+
+    Draws a domain, one of `databases_per_domain` databases, and a template of the level, fills
+    it from the database's values, runs the gold query on SQLite and keeps the question only if
+    the answer is non-empty, not all NULL or zero, and at most `MAX_ANSWER_ROWS` rows.
+    """
+
+    def __init__(
+        self,
+        catalog: DomainCatalog,
+        *,
+        domains: Sequence[str],
+        databases_per_domain: int,
+        twins: int,
+        sample_rows: int,
+    ) -> None:
+        self.catalog = catalog
+        self.domains = tuple(domains)
+        self.databases_per_domain = databases_per_domain
+        self.twins = twins
+        self.sample_rows = sample_rows
+        self._backend = SQLiteBackend()
+
+    def __call__(self, rng: np.random.Generator, difficulty: int) -> Problem:
+        templates = TEMPLATES[difficulty]
+        for _ in range(_DRAWS):
+            domain = DOMAINS[self.domains[int(rng.integers(len(self.domains)))]]
+            index = int(rng.integers(self.databases_per_domain))
+            db_id = db_id_of(domain.name, index)
+            database = self.catalog[db_id]
+            template = templates[int(rng.integers(len(templates)))]
+            question = template(Context(rng, domain, database))
+            if question is None:
+                continue
+            text, gold = question
+            if not self._answer_is_interesting(database, gold):
+                continue
+            return Problem(
+                prompt=f"{self._schema(db_id)}\n\nQuestion: {text}",
+                answer=gold,
+                metadata={
+                    "family": "sql",
+                    "db_id": db_id,
+                    "domain": domain.name,
+                    "template": template.__name__,
+                    "question": text,
+                    "test_suite": [
+                        db_id_of(domain.name, index, v) for v in range(1, self.twins + 1)
+                    ],
+                },
+            )
+        raise DatasetError(f"no usable SQL question at difficulty {difficulty} in {_DRAWS} draws")
+
+    def _answer_is_interesting(self, database, gold: str) -> bool:
+        try:
+            result = self._backend.run_sql(database, gold, Limits(timeout_s=5.0))
+        except QueryError:
+            return False
+        return _interesting(result)
+
+    @lru_cache(maxsize=512)  # noqa: B019 (one generator per source; the cache dies with it)
+    def _schema(self, db_id: str) -> str:
+        return self.catalog[db_id].describe(self.sample_rows)
+
+
+def _interesting(result: QueryResult) -> bool:
+    if not 1 <= len(result) <= MAX_ANSWER_ROWS:
+        return False
+    if len(result) == 1 and len(result.columns) == 1:
+        return result.rows[0][0] not in (None, 0, 0.0)
+    return True
+
+
+def procedural_tasks(
+    *,
+    split: str = "train",
+    difficulty: int | Sequence[int] = LEVELS,
+    domains: Sequence[str] | None = None,
+    seed: int = 0,
+    size: int = 1_000_000,
+    databases_per_domain: int = 8,
+    twins: int = 2,
+    sample_rows: int = 3,
+    test_fraction: float = 0.1,
+) -> SQLTasks:
+    """Procedural text-to-SQL tasks (see `QuestionGenerator`); `twins` test-suite databases per
+    task, `sample_rows` example rows per table in the prompt (0 for the schema alone)."""
+    domains = tuple(domains) if domains is not None else tuple(DOMAINS)
+    unknown = [name for name in domains if name not in DOMAINS]
+    if unknown or not domains:
+        raise EnvConfigError(
+            f"domains must be a non-empty subset of {sorted(DOMAINS)}, got {domains}"
+        )
+    levels = [difficulty] if isinstance(difficulty, int) else list(difficulty)
+    if not levels or any(level not in TEMPLATES for level in levels):
+        raise EnvConfigError(
+            f"difficulty must be a level or levels in {list(LEVELS)}, got {difficulty}"
+        )
+    for name, value, low in (("databases_per_domain", databases_per_domain, 1), ("twins", twins, 0),
+                             ("sample_rows", sample_rows, 0)):  # fmt: skip
+        if not isinstance(value, int) or value < low:
+            raise EnvConfigError(f"{name} must be an int >= {low}, got {value!r}")
+    catalog = DomainCatalog()
+    generator = QuestionGenerator(
+        catalog,
+        domains=domains,
+        databases_per_domain=databases_per_domain,
+        twins=twins,
+        sample_rows=sample_rows,
+    )
+    source = ProceduralSource(
+        generator,
+        name="sql",
+        split=split,
+        difficulty=levels,
+        seed=seed,
+        size=size,
+        test_fraction=test_fraction,
+    )
+    return SQLTasks(source, catalog, name="sql")

@@ -1,0 +1,272 @@
+"""`rlvr bench` (run a suite, re-judge results) and `rlvr leaderboard` (show, list, html)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def add_commands(subparsers: Any) -> None:
+    db = argparse.ArgumentParser(add_help=False)
+    db.add_argument(
+        "--db", help="result store (SQLite file); default $RLVR_LEADERBOARD_DB or ~/.local/share"
+    )
+    run = argparse.ArgumentParser(add_help=False)
+    run.add_argument(
+        "--parallel",
+        default="auto",
+        choices=("auto", "processes", "threads", "serial"),
+        help="auto: processes for scripted agents, threads for openai:, serial for hf:",
+    )
+    run.add_argument("--workers", type=int, help="worker processes/threads (default: cores)")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    bench = subparsers.add_parser(
+        "bench", parents=[db, run], help="run a benchmark suite with an agent and store the result"
+    )
+    bench.add_argument("--suite", help="built-in suite name or path of a suite .toml file")
+    bench.add_argument("--agent", help=_agent_help())
+    bench.add_argument("--name", help="name on the leaderboard (default: the agent spec)")
+    bench.add_argument("--batch-size", type=int, default=16, help="episodes per generate call")
+    bench.add_argument(
+        "--episodes", type=int, help="override tasks per env (a different, smaller benchmark)"
+    )
+    bench.set_defaults(func=run_bench)
+    actions = bench.add_subparsers(dest="bench_command", metavar="{reverify,suites}")
+    again = actions.add_parser(
+        "reverify", parents=[db, run], help="re-judge stored results with today's verifiers"
+    )
+    again.add_argument("ids", nargs="*", type=int, help="result ids (see rlvr leaderboard list)")
+    again.add_argument("--stale", action="store_true", help="every result whose verifier changed")
+    again.set_defaults(func=run_reverify)
+    suites = actions.add_parser("suites", help="list the built-in suites")
+    suites.set_defaults(func=list_suites)
+
+    board = subparsers.add_parser("leaderboard", help="rank stored results")
+    views = board.add_subparsers(dest="board_command", metavar="{show,html,list}")
+    show = views.add_parser("show", parents=[db], help="print a ranked table per suite")
+    _selection_arguments(show)
+    show.set_defaults(func=show_board)
+    html = views.add_parser("html", parents=[db], help="write a static leaderboard site")
+    html.add_argument("out", help="folder for index.html and traces/, or a .html file")
+    _selection_arguments(html)
+    html.set_defaults(func=write_html)
+    listing = views.add_parser("list", parents=[db], help="list every stored result with its id")
+    listing.add_argument("--suite", help="only this suite")
+    listing.add_argument("--all", action="store_true", help="include re-judged (superseded) ones")
+    listing.set_defaults(func=list_results)
+    board.set_defaults(func=lambda args: board.print_help() or 2)
+
+
+def _selection_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--suite", help="only this suite (default: every suite in the store)")
+    parser.add_argument("--ids", type=_id_list, help="rank only these results, e.g. 3,5,8")
+    parser.add_argument(
+        "--latest",
+        action="store_true",
+        help="rank the results comparable with each suite's newest; list the others and why",
+    )
+
+
+def _id_list(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--ids takes result ids like 3,5,8, got {text!r}"
+        ) from None
+
+
+def _agent_help() -> str:
+    from rlvr.agents.registry import AGENT_SPECS
+
+    return "agent spec: " + ", ".join(AGENT_SPECS)
+
+
+def _store(args: argparse.Namespace) -> Any:
+    from rlvr.leaderboards.store import ResultStore
+
+    return ResultStore(args.db)
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 1
+
+
+# --- bench ----------------------------------------------------------------------------------------
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from rlvr.leaderboards.errors import LeaderboardError
+    from rlvr.leaderboards.runner import run_suite
+    from rlvr.leaderboards.suites import load_suite
+    from rlvr.leaderboards.views import result_summary
+
+    if not args.suite or not args.agent:
+        return _fail(
+            "rlvr bench needs --suite and --agent, e.g. rlvr bench --suite math --agent "
+            "oracle (rlvr bench suites lists the suites)"
+        )
+    try:
+        suite = load_suite(args.suite)
+        if args.episodes is not None:
+            suite = suite.with_episodes(args.episodes)
+        result = run_suite(
+            suite,
+            args.agent,
+            name=args.name,
+            parallel=args.parallel,
+            workers=args.workers,
+            batch_size=args.batch_size,
+            progress=not args.no_progress,
+        )
+        with _store(args) as store:
+            store.add(result)
+            print(result_summary(result))
+            print(f"stored in {store.path}")
+    except (LeaderboardError, ValueError) as exc:
+        return _fail(str(exc))
+    return 0
+
+
+def run_reverify(args: argparse.Namespace) -> int:
+    from rlvr.leaderboards.errors import LeaderboardError
+    from rlvr.leaderboards.runner import reverify
+    from rlvr.leaderboards.views import fmt_score
+
+    try:
+        # Read, then close the store before forking workers: a SQLite connection must not be
+        # carried across fork.
+        with _store(args) as store:
+            ids = list(args.ids)
+            if args.stale:
+                ids += [i for i in _stale_ids(store) if i not in ids]
+            olds = [store.get(result_id) for result_id in ids]
+        if not ids:
+            return _fail("name result ids to re-judge, or pass --stale")
+        for old in olds:
+            new = reverify(
+                old, parallel=args.parallel, workers=args.workers, progress=not args.no_progress
+            )
+            with _store(args) as store:
+                store.add(new, supersedes=old.id)
+            changes = ", ".join(
+                f"{env.label} {fmt_score(before.score)} -> {fmt_score(env.score)}"
+                for env, before in zip(new.envs, old.envs)
+            )
+            print(f"#{old.id} {old.name!r} re-judged as #{new.id}: {changes}")
+    except LeaderboardError as exc:
+        return _fail(str(exc))
+    return 0
+
+
+def _stale_ids(store: Any) -> list[int]:
+    """Current results whose recorded verifier differs from what the env uses today."""
+    from rlvr.leaderboards.compare import stale_results
+
+    return [result.id for result in stale_results(store.results())]
+
+
+def list_suites(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+
+    import rlvr  # noqa: F401  (registers the environments)
+    from rlvr.leaderboards.suites import builtin_suite_names, load_suite
+
+    for name in builtin_suite_names():
+        suite = load_suite(name)
+        envs = ", ".join(
+            env.label + ("" if env.id in gym.registry else " (not registered)")
+            for env in suite.envs
+        )
+        print(f"{name:<6} {suite.description}\n       envs: {envs}")
+    return 0
+
+
+# --- leaderboard ----------------------------------------------------------------------------------
+
+
+def _boards(args: argparse.Namespace, store: Any) -> tuple[list[Any], list[str]]:
+    """Ranked boards per suite, and the refusals for suites whose results are not comparable."""
+    from rlvr.leaderboards.compare import rank, split_comparable
+    from rlvr.leaderboards.errors import NotComparableError
+    from rlvr.leaderboards.webpage import Board
+
+    if args.ids:
+        chosen = [store.get(result_id, traces=False) for result_id in args.ids]
+        suites = sorted({result.suite.name for result in chosen})
+        groups = {s: [r for r in chosen if r.suite.name == s] for s in suites}
+    else:
+        suites = [args.suite] if args.suite else store.suites()
+        groups = {suite: store.results(suite=suite) for suite in suites}
+    boards, refusals = [], []
+    for suite, results in groups.items():
+        if args.latest and results:
+            newest = max(results, key=lambda r: r.id)
+            results, excluded = split_comparable(results, newest)
+            for result, reasons in excluded:
+                print(
+                    f"suite {suite}: left out #{result.id} {result.name!r}: {'; '.join(reasons)}",
+                    file=sys.stderr,
+                )
+        try:
+            boards.append(Board(suite, rank(results)))
+        except NotComparableError as exc:
+            refusals.append(str(exc))
+    return boards, refusals
+
+
+def show_board(args: argparse.Namespace) -> int:
+    from rlvr.leaderboards.errors import LeaderboardError
+    from rlvr.leaderboards.views import terminal_table
+
+    try:
+        with _store(args) as store:
+            boards, refusals = _boards(args, store)
+    except LeaderboardError as exc:
+        return _fail(str(exc))
+    if not boards and not refusals:
+        print("no results yet: run `rlvr bench --suite SUITE --agent AGENT`")
+    for board in boards:
+        print(terminal_table(board.ranked) + "\n")
+    for refusal in refusals:
+        print(refusal, file=sys.stderr)
+    return 1 if refusals else 0
+
+
+def write_html(args: argparse.Namespace) -> int:
+    from rlvr.leaderboards.errors import LeaderboardError
+    from rlvr.leaderboards.webpage import write_site
+
+    try:
+        with _store(args) as store:
+            boards, refusals = _boards(args, store)
+            if refusals:
+                for refusal in refusals:
+                    print(refusal, file=sys.stderr)
+                return _fail("nothing written: a published board must not mix incomparable results")
+            page = write_site(args.out, boards, store.traces)
+    except LeaderboardError as exc:
+        return _fail(str(exc))
+    print(f"wrote {page}")
+    return 0
+
+
+def list_results(args: argparse.Namespace) -> int:
+    from rlvr.leaderboards.errors import LeaderboardError
+    from rlvr.leaderboards.views import fmt_score
+
+    try:
+        with _store(args) as store:
+            results = store.results(suite=args.suite, include_superseded=args.all)
+    except LeaderboardError as exc:
+        return _fail(str(exc))
+    for r in results:
+        note = f"  (re-judged as #{r.superseded_by})" if r.superseded_by else ""
+        print(
+            f"#{r.id:<4} {r.suite.name:<8} {r.name:<24} {fmt_score(r.score)}  "
+            f"{r.agent.get('spec')}  {r.code.get('created_at', '')}{note}"
+        )
+    return 0

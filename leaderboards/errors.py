@@ -1,0 +1,23 @@
+"""Exceptions of `rlvr.leaderboards`. Every message says what to do about it."""
+
+from __future__ import annotations
+
+
+class LeaderboardError(Exception):
+    """Base class of every leaderboard error."""
+
+
+class SuiteError(LeaderboardError, ValueError):
+    """A suite file is malformed, or names something that does not exist."""
+
+
+class StoreError(LeaderboardError):
+    """The result store cannot be opened or does not hold what was asked for."""
+
+
+class NotComparableError(LeaderboardError):
+    """Results that cannot be ranked together; the message lists every difference."""
+
+
+class ReverifyError(LeaderboardError):
+    """A stored result cannot be re-judged (its env now poses different tasks, ...)."""

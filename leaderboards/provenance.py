@@ -1,0 +1,142 @@
+"""What a result must record to be reproduced and compared: versions, hashes, the code's commit.
+
+Verifier versions follow one convention (docs/leaderboards.md): a verifier class (or the function
+behind a `FunctionVerifier`) declares `VERSION = "2"` (or `version`), bumped whenever a fix can
+change a verdict. An env that judges without a single verifier object declares `verifier_version`
+itself. Where nothing is declared, the rlvr-gym package version stands in, so results from
+different releases are then treated as judged differently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+import sys
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from rlvr.agents.evaluate import EpisodeRecord, env_chain
+
+
+def package_version() -> str:
+    from rlvr import __version__
+
+    return __version__
+
+
+def verifier_info(env: gym.Env) -> dict[str, Any]:
+    """The name and version of the verifier that judges `env`'s replies."""
+    chain = env_chain(env)
+    for base in chain:  # wrappers (tools, web, self-correction) keep the judged env in `env`
+        declared = getattr(base, "verifier_version", None)
+        if isinstance(declared, str):
+            return {"name": _qualname(type(base)), "version": declared, "declared": True}
+        verifier = getattr(base, "verifier", None)
+        if verifier is not None:
+            return _describe_verifier(verifier)
+    return {"name": _qualname(type(chain[0])), "version": _fallback_version(), "declared": False}
+
+
+def _describe_verifier(verifier: Any) -> dict[str, Any]:
+    subject = getattr(verifier, "fn", None) or verifier  # FunctionVerifier wraps a user function
+    for owner in (subject, verifier):
+        for attribute in ("VERSION", "version"):
+            value = getattr(owner, attribute, None)
+            if isinstance(value, (str, int)) and not isinstance(value, bool):
+                return {"name": _qualname(subject), "version": str(value), "declared": True}
+    return {"name": _qualname(subject), "version": _fallback_version(), "declared": False}
+
+
+def _fallback_version() -> str:
+    return f"rlvr-gym {package_version()}"
+
+
+def _qualname(obj: Any) -> str:
+    target = obj if hasattr(obj, "__qualname__") else type(obj)  # classes, functions; else type
+    return f"{target.__module__}.{target.__qualname__}"
+
+
+def probe_env(env: gym.Env) -> dict[str, Any]:
+    """What `evaluate(env_probe=...)` records about an env (see `EvalReport.env_info`)."""
+    spec = env.spec
+    return {
+        "entry_point": str(spec.entry_point) if spec is not None else _qualname(type(env)),
+        "max_episode_steps": spec.max_episode_steps if spec is not None else None,
+        "verifier": verifier_info(env),
+    }
+
+
+def dataset_hash(records: Iterable[EpisodeRecord | dict[str, Any]]) -> str:
+    """sha256 over the tasks posed, in episode order: id, prompt messages and gold fingerprint.
+
+    Two runs with equal hashes faced exactly the same tasks (and, where the env exposes its task,
+    the same gold answers).
+    """
+    seen: dict[int, tuple[Any, ...]] = {}
+    for record in records:
+        data = record if isinstance(record, dict) else record.to_dict()
+        if data["episode"] in seen:
+            continue
+        seen[data["episode"]] = (
+            data["task_id"],
+            prompt_messages(data["messages"]),
+            data.get("task_hash"),
+        )
+    digest = hashlib.sha256()
+    for episode in sorted(seen):
+        digest.update(json.dumps([episode, *seen[episode]], sort_keys=True).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def prompt_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages before the agent's first reply (system prompt and task)."""
+    prompt = []
+    for message in messages:
+        if message.get("role") == "assistant":
+            break
+        prompt.append(message)
+    return prompt
+
+
+def code_info() -> dict[str, Any]:
+    """Versions of rlvr-gym and its main dependencies, and the git commit of its source tree."""
+    import numpy
+
+    return {
+        "rlvr_gym": package_version(),
+        "git": git_state(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "gymnasium": gym.__version__,
+        "numpy": numpy.__version__,
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "argv": list(sys.argv),
+    }
+
+
+def git_state() -> dict[str, Any] | None:
+    """Commit and dirtiness of the checkout rlvr runs from, or None when installed from a wheel."""
+    import rlvr
+
+    folder = Path(rlvr.__file__).resolve().parent
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=10
+        )
+
+    try:
+        # A wheel installed in a venv inside some repository is not that repository's code.
+        if git("ls-files", "--error-unmatch", "__init__.py").returncode != 0:
+            return None
+        commit = git("rev-parse", "HEAD").stdout.strip()
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no").stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit, "dirty": dirty}

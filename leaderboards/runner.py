@@ -1,0 +1,444 @@
+"""Run a suite with an agent, or re-judge a stored result, in parallel where it helps.
+
+Work is cut into shards of at most `SHARD_EPISODES` tasks of one env. The cut depends only on the
+suite, never on the number of workers, so a run gives the same result however it is spread.
+
+Which parallelism helps depends on where the time goes:
+
+- Scripted agents (`oracle`, `random`, `fixed:`) cost nothing; the time is spent in the envs and
+  verifiers (sympy, SQL, test harnesses), which is Python CPU work held by the GIL. Shards run in
+  worker **processes**, one per core, each building its own policy from the spec.
+- An API agent (`openai:URL`) waits on the network; a server batches concurrent requests. Shards
+  run in **threads**, each with its own client.
+- A local model (`hf:PATH`) must be loaded once: a copy per process multiplies memory, and its
+  batched `generate` already uses every core (or the GPU). Shards run **serially** with one shared
+  policy; the batch inside each shard is where its parallelism lives.
+
+Re-verification runs no agent, only envs and verifiers, so it uses processes too.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import gymnasium as gym
+
+from rlvr.agents.evaluate import EpisodeRecord, EvalReport, evaluate, task_fingerprint
+from rlvr.agents.policy import Policy, SamplingParams
+from rlvr.leaderboards.errors import LeaderboardError, ReverifyError
+from rlvr.leaderboards.provenance import code_info, probe_env, prompt_messages
+from rlvr.leaderboards.results import BenchResult, EnvRun, score_runs
+from rlvr.leaderboards.suites import Suite, SuiteEnv
+
+SHARD_EPISODES = 50
+"""Tasks per unit of work (fixed, so results never depend on the number of workers)."""
+
+PARALLEL_MODES = ("auto", "processes", "threads", "serial")
+
+# How `auto` runs an agent spec, by its kind (the part before ':'); unknown kinds run serially.
+AUTO_PARALLELISM = {
+    "oracle": "processes",
+    "random": "processes",
+    "fixed": "processes",
+    "openai": "threads",
+    "hf": "serial",
+}
+# Kinds whose policy is built once and shared by every shard (loading is the expensive part).
+SHARED_POLICY_KINDS = frozenset({"hf"})
+
+
+@dataclass
+class Shard:
+    """A unit of work: tasks [first, first + count) of one env of the suite."""
+
+    env: SuiteEnv
+    first: int
+    count: int
+    samples: int = 1
+    sampling: SamplingParams | None = None
+    agent_spec: str | None = None
+    """Built into a policy where the shard runs (None when `policy` is given)."""
+    batch_size: int = 16
+    policy: Any = field(default=None, repr=False)
+    """A shared policy (in-process modes only)."""
+    records: list[EpisodeRecord] | None = field(default=None, repr=False)
+    """For re-verification: the stored episodes to replay."""
+
+
+@dataclass
+class ShardOutcome:
+    label: str
+    records: list[EpisodeRecord]
+    env_info: dict[str, Any]
+    seconds: float
+
+
+# --- public entry points --------------------------------------------------------------------------
+
+
+def run_suite(
+    suite: Suite,
+    agent: str | Policy,
+    *,
+    name: str | None = None,
+    parallel: str = "auto",
+    workers: int | None = None,
+    batch_size: int = 16,
+    progress: bool = False,
+) -> BenchResult:
+    """Run every env of `suite` with `agent` (a spec such as `"oracle"`, or a `Policy`)."""
+    suite.check_envs()
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    spec = agent if isinstance(agent, str) else None
+    kind = spec.partition(":")[0] if spec is not None else None
+    mode = _choose_mode(parallel, kind)
+    shares_policy = spec is None or kind in SHARED_POLICY_KINDS
+    if mode == "processes" and shares_policy:  # refuse before loading a model for nothing
+        raise ValueError(
+            "parallel='processes' rebuilds the policy in each worker from a spec string; this "
+            f"agent ({spec or type(agent).__name__}) is built once and shared: use "
+            "parallel='serial' or 'threads'"
+        )
+    described = _build_policy(spec) if spec is not None else agent
+    shared = described if shares_policy else None
+    shards = [
+        Shard(env, first, count, suite.samples, suite.sampling, spec, batch_size, shared)
+        for env in suite.envs
+        for first, count in _cut(env.episodes)
+    ]
+    started = time.perf_counter()
+    outcomes, used_workers = _execute(shards, mode, workers, progress, suite.imports, "bench")
+    runs = _merge(suite, outcomes)
+    return score_runs(
+        suite,
+        runs,
+        name=name or spec or type(agent).__name__,
+        agent=_describe_agent(spec, described, suite.sampling, batch_size),
+        code=code_info(),
+        run={
+            "parallel": mode,
+            "workers": used_workers,
+            "shard_episodes": SHARD_EPISODES,
+            "seconds": round(time.perf_counter() - started, 3),
+        },
+    )
+
+
+def reverify(
+    result: BenchResult,
+    *,
+    parallel: str = "auto",
+    workers: int | None = None,
+    progress: bool = False,
+) -> BenchResult:
+    """Re-judge a stored result's replies with today's envs and verifiers; return the new result.
+
+    Each episode is reset with its stored seed (the env must pose the same task: otherwise
+    `ReverifyError`) and the stored replies are stepped again in order. A multi-turn episode that
+    now ends earlier drops its later replies; one that now wants more replies than were stored
+    ends there and is marked truncated (re-verification cannot ask the agent for more).
+    """
+    if result.superseded_by is not None:
+        raise ReverifyError(
+            f"result {result.id} was already re-judged as #{result.superseded_by}; "
+            "re-judge that one"
+        )
+    if not result.traces:
+        raise ReverifyError(f"result {result.id} has no traces to re-judge")
+    suite = result.suite
+    suite.check_envs()
+    mode = "serial" if parallel == "auto" and _episode_total(result) <= SHARD_EPISODES else parallel
+    mode = "processes" if mode == "auto" else mode
+    shards = []
+    for env in suite.envs:
+        records = sorted(result.traces[env.label], key=lambda r: (r.episode, r.sample))
+        for first, count in _cut(env.episodes):
+            chunk = [r for r in records if first <= r.episode < first + count]
+            if chunk:
+                shards.append(Shard(env, first, count, records=chunk))
+    started = time.perf_counter()
+    outcomes, used_workers = _execute(shards, mode, workers, progress, suite.imports, "reverify")
+    runs = _merge(suite, outcomes)
+    # Generation cost belongs to the original run; only the judging is new.
+    new = score_runs(
+        suite,
+        runs,
+        name=result.name,
+        agent=result.agent,
+        code=code_info(),
+        run={
+            **result.run,
+            "reverify": {
+                "parallel": mode,
+                "workers": used_workers,
+                "seconds": round(time.perf_counter() - started, 3),
+                "original_code": result.code,
+            },
+        },
+    )
+    for env, old in zip(new.envs, result.envs):
+        env.seconds = old.seconds
+    new.reverified_from = result.id
+    return new
+
+
+# --- planning -------------------------------------------------------------------------------------
+
+
+def _choose_mode(parallel: str, kind: str | None) -> str:
+    if parallel not in PARALLEL_MODES:
+        raise ValueError(f"parallel must be one of {PARALLEL_MODES}, got {parallel!r}")
+    if parallel != "auto":
+        return parallel
+    if kind is None:  # a Policy object: its thread safety is unknown
+        return "serial"
+    return AUTO_PARALLELISM.get(kind, "serial")
+
+
+def _cut(episodes: int) -> list[tuple[int, int]]:
+    return [
+        (first, min(SHARD_EPISODES, episodes - first))
+        for first in range(0, episodes, SHARD_EPISODES)
+    ]
+
+
+def _episode_total(result: BenchResult) -> int:
+    return sum(len(records) for records in result.traces.values())
+
+
+def _build_policy(spec: str) -> Policy:
+    from rlvr.agents.registry import make_policy
+
+    return make_policy(spec)
+
+
+def _describe_agent(
+    spec: str | None, policy: Any, sampling: SamplingParams, batch_size: int
+) -> dict[str, Any]:
+    describe = getattr(policy, "describe", None)
+    details = describe() if callable(describe) else {}
+    sampling_data = asdict(sampling)
+    sampling_data["stop"] = list(sampling.stop)
+    return {
+        "spec": spec,
+        "policy": f"{type(policy).__module__}.{type(policy).__qualname__}",
+        "details": details,
+        "sampling": sampling_data,
+        "batch_size": batch_size,
+    }
+
+
+# --- execution ------------------------------------------------------------------------------------
+
+
+def _execute(
+    shards: Sequence[Shard],
+    mode: str,
+    workers: int | None,
+    progress: bool,
+    imports: Sequence[str],
+    label: str,
+) -> tuple[list[ShardOutcome], int]:
+    total = sum(_shard_jobs(shard) for shard in shards)
+    bar = _progress_bar(total, label) if progress else None
+    count = _worker_count(mode, workers, len(shards))
+    try:
+        if mode == "serial" or count == 1:
+            tick = bar.update if bar is not None else None
+            return [_run_shard(shard, tick) for shard in shards], 1
+        if mode == "threads":
+            tick = bar.update if bar is not None else None
+            with ThreadPoolExecutor(count, thread_name_prefix="rlvr-bench") as pool:
+                return _collect(pool, [pool.submit(_run_shard, s, tick) for s in shards]), count
+        return _run_in_processes(shards, count, bar, imports), count
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _shard_jobs(shard: Shard) -> int:
+    return shard.count * shard.samples if shard.records is None else len(shard.records)
+
+
+def _worker_count(mode: str, workers: int | None, shards: int) -> int:
+    if workers is not None:
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        return min(workers, shards)
+    if mode == "processes":
+        return max(1, min(os.cpu_count() or 1, shards))
+    if mode == "threads":
+        return max(1, min(8, shards))
+    return 1
+
+
+def _collect(pool: Executor, futures: list[Future]) -> list[ShardOutcome]:
+    try:
+        return [future.result() for future in futures]
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+
+
+def _run_in_processes(
+    shards: Sequence[Shard], count: int, bar: Any, imports: Sequence[str]
+) -> list[ShardOutcome]:
+    # fork keeps envs registered at run time in this process (register_task_env); where there is
+    # no fork, workers start fresh and the suite's `imports` must register them.
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    ticks = context.SimpleQueue()
+    drain = threading.Thread(target=_drain, args=(ticks, bar), daemon=True)
+    with ProcessPoolExecutor(
+        count, mp_context=context, initializer=_init_worker, initargs=(ticks, tuple(imports))
+    ) as pool:
+        drain.start()
+        try:
+            return _collect(pool, [pool.submit(_run_shard_in_worker, shard) for shard in shards])
+        finally:
+            ticks.put(None)
+            drain.join(timeout=5)
+
+
+def _drain(ticks: Any, bar: Any) -> None:
+    while (item := ticks.get()) is not None:
+        if bar is not None:
+            bar.update(item)
+
+
+_WORKER_TICKS: Any = None
+
+
+def _init_worker(ticks: Any, imports: tuple[str, ...]) -> None:
+    global _WORKER_TICKS
+    _WORKER_TICKS = ticks
+    import importlib
+
+    import rlvr  # noqa: F401  (registers the built-in envs)
+
+    for module in imports:
+        importlib.import_module(module)
+
+
+def _run_shard_in_worker(shard: Shard) -> ShardOutcome:
+    return _run_shard(shard, _WORKER_TICKS.put if _WORKER_TICKS is not None else None)
+
+
+def _run_shard(shard: Shard, tick: Callable[[int], Any] | None) -> ShardOutcome:
+    started = time.perf_counter()
+    try:
+        if shard.records is not None:
+            records, info = _replay(shard, tick)
+        else:
+            records, info = _evaluate_shard(shard, tick)
+    except LeaderboardError:
+        raise
+    except Exception as exc:  # name the env: a bare traceback from a worker hides it
+        raise LeaderboardError(
+            f"{shard.env.label}: tasks {shard.first}..{shard.first + shard.count - 1} failed: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    return ShardOutcome(shard.env.label, records, info, time.perf_counter() - started)
+
+
+def _evaluate_shard(
+    shard: Shard, tick: Callable[[int], Any] | None
+) -> tuple[list[EpisodeRecord], dict[str, Any]]:
+    env = shard.env
+    policy = shard.policy if shard.policy is not None else _build_policy(shard.agent_spec or "")
+    first = shard.first
+    report = evaluate(
+        env.id,
+        policy,
+        episodes=shard.count,
+        seed=env.seed + first,
+        samples_per_task=shard.samples,
+        batch_size=shard.batch_size,
+        sampling=shard.sampling,
+        env_kwargs=env.kwargs,
+        on_episode=(lambda _: tick(1)) if tick is not None else None,
+        env_probe=probe_env,
+        reset_options=(lambda i: {"task_index": first + i}) if env.index_tasks else None,
+    )
+    return [replace(r, episode=r.episode + first) for r in report.episodes], report.env_info
+
+
+def _replay(
+    shard: Shard, tick: Callable[[int], Any] | None
+) -> tuple[list[EpisodeRecord], dict[str, Any]]:
+    env_entry = shard.env
+    env = gym.make(env_entry.id, **dict(env_entry.kwargs))
+    try:
+        info_probe = probe_env(env)
+        replayed = []
+        for stored in shard.records or []:
+            replayed.append(_replay_episode(env, env_entry, stored))
+            if tick is not None:
+                tick(1)
+        return replayed, info_probe
+    finally:
+        env.close()
+
+
+def _replay_episode(env: gym.Env, entry: SuiteEnv, stored: EpisodeRecord) -> EpisodeRecord:
+    options = {"task_index": stored.episode} if entry.index_tasks else None
+    _, info = env.reset(seed=stored.seed, options=options)
+    prompt = prompt_messages(info["messages"])
+    if info["task_id"] != stored.task_id or prompt != prompt_messages(stored.messages):
+        raise ReverifyError(
+            f"{entry.label} episode {stored.episode} (seed {stored.seed}) now poses task "
+            f"{info['task_id']!r}, not the stored {stored.task_id!r}: the env's tasks changed, so "
+            "the stored replies answer other questions. Run the benchmark again instead"
+        )
+    record = replace(
+        stored, rewards=[], verdict=None, infra_error=False, truncated=False, messages=[]
+    )
+    record.task_hash = task_fingerprint(env)
+    replies = [m["content"] for m in stored.messages if m.get("role") == "assistant"]
+    done = False
+    for reply in replies:
+        _, reward, terminated, truncated, info = env.step(reply)
+        record.rewards.append(float(reward))
+        record.verdict = info.get("verdict", record.verdict)
+        record.infra_error = record.infra_error or bool(info["infra_error"])
+        record.messages = info["messages"]
+        done = terminated or truncated
+        record.truncated = bool(truncated)
+        if done:
+            break
+    if not done:  # the env wants more replies than the agent gave: nothing more to replay
+        record.truncated = True
+    if not record.messages:
+        record.messages = info["messages"]
+    return record
+
+
+def _merge(suite: Suite, outcomes: Sequence[ShardOutcome]) -> list[EnvRun]:
+    runs = []
+    for env in suite.envs:
+        mine = [outcome for outcome in outcomes if outcome.label == env.label]
+        records = sorted(
+            (record for outcome in mine for record in outcome.records),
+            key=lambda r: (r.episode, r.sample),
+        )
+        report = EvalReport(env.id, records, mine[0].env_info if mine else {})
+        seconds = math.fsum(outcome.seconds for outcome in mine)
+        runs.append(EnvRun(env.label, report, seconds))
+    return runs
+
+
+def _progress_bar(total: int, label: str) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=label, unit="ep", dynamic_ncols=True)

@@ -1,0 +1,405 @@
+"""Benchmark suites: which envs, which tasks, how many samples, how to sample. Kept as TOML files.
+
+A suite pins everything that decides a score, so two results of the same suite are comparable:
+env ids with their version, env kwargs, the held-out split, seeds, episodes, samples per task,
+pass@k, the sampling settings and the bootstrap settings of the confidence intervals. Built-in
+suites ship in `rlvr/leaderboards/suites/`; any other `.toml` file with the same keys works too.
+See docs/leaderboards.md for the format.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from rlvr.agents.policy import SamplingParams
+from rlvr.leaderboards.errors import SuiteError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+SUITE_KEYS = {
+    "name": "the suite's name (results of different suites are never ranked together)",
+    "description": "one line saying what the suite measures",
+    "split": 'held-out split passed to every env as kwargs["split"], or false for none',
+    "seed": "episode i of an env resets with seed + i",
+    "episodes": "tasks per env",
+    "index_tasks": "true: episode i poses task i of the split (each task once), not a seeded draw",
+    "samples": "samples per task (pass@k needs samples >= k)",
+    "pass_at_k": "list of k for which pass@k is reported",
+    "imports": "modules to import before making the envs (they register the envs)",
+    "include": "other suites (built-in names or paths) whose envs this suite runs too",
+    "sampling": "table: temperature, top_p, top_k, max_new_tokens, stop, seed",
+    "bootstrap": "table: resamples, confidence, seed of the confidence intervals",
+    "envs": (
+        "array of tables [[envs]] with id, and optionally label, kwargs, split, seed, episodes, "
+        "index_tasks"
+    ),
+}
+ENV_KEYS = ("id", "label", "kwargs", "split", "seed", "episodes", "index_tasks")
+SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_new_tokens", "stop", "seed")
+BOOTSTRAP_KEYS = ("resamples", "confidence", "seed")
+
+
+@dataclass(frozen=True)
+class SuiteEnv:
+    """One env of a suite, fully resolved: `gym.make(id, **kwargs)`, episode i seeded seed + i."""
+
+    id: str
+    """Gymnasium id with its version, e.g. `rlvr/Math-v0`."""
+    label: str
+    """Unique name of this entry within the suite (the id unless an id appears twice)."""
+    kwargs: Mapping[str, Any]
+    """Keyword arguments of `gym.make`, the held-out split included."""
+    seed: int
+    """Seed of episode 0; episode i uses seed + i."""
+    episodes: int
+    """Number of tasks posed."""
+    index_tasks: bool = False
+    """True: episode i resets with `options={"task_index": i}` (each task of the split once)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "kwargs": dict(self.kwargs)}
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """How confidence intervals are computed (a percentile bootstrap over tasks)."""
+
+    resamples: int = 1000
+    """Bootstrap replicates; more gives steadier interval ends."""
+    confidence: float = 0.95
+    """Coverage of the interval, in (0, 1)."""
+    seed: int = 0
+    """Seed of the resampling generator, so intervals are reproducible."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.resamples, int) or self.resamples < 10:
+            raise SuiteError(f"bootstrap.resamples must be an int >= 10, got {self.resamples!r}")
+        if not 0.0 < self.confidence < 1.0:
+            raise SuiteError(f"bootstrap.confidence must be in (0, 1), got {self.confidence!r}")
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A benchmark suite (see the module docstring). Build one with `load_suite`."""
+
+    name: str
+    description: str
+    envs: tuple[SuiteEnv, ...]
+    samples: int = 1
+    pass_at_k: tuple[int, ...] = (1,)
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    bootstrap: Bootstrap = field(default_factory=Bootstrap)
+    imports: tuple[str, ...] = ()
+    source: str = ""
+    """Where the suite was read from (not part of its definition)."""
+
+    def __post_init__(self) -> None:
+        if not self.envs:
+            raise SuiteError(f"suite {self.name!r} has no envs; add at least one [[envs]] table")
+        if not isinstance(self.samples, int) or self.samples < 1:
+            raise SuiteError(f"samples must be an int >= 1, got {self.samples!r}")
+        bad = [k for k in self.pass_at_k if not isinstance(k, int) or not 1 <= k <= self.samples]
+        if bad or not self.pass_at_k:
+            raise SuiteError(
+                f"pass_at_k {list(self.pass_at_k)} must be ints between 1 and samples="
+                f"{self.samples}; raise samples or drop {bad}"
+            )
+        if self.samples > 1 and self.sampling.temperature == 0:
+            raise SuiteError(
+                f"samples={self.samples} with temperature=0 draws the same reply {self.samples} "
+                "times; set sampling.temperature > 0 (or samples = 1)"
+            )
+        labels = [env.label for env in self.envs]
+        repeated = sorted({label for label in labels if labels.count(label) > 1})
+        if repeated:
+            raise SuiteError(
+                f"suite {self.name!r} lists {repeated} more than once; give each entry a distinct "
+                "label = '...'"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The definition as plain data (what the fingerprint covers; `source` is left out)."""
+        sampling = asdict(self.sampling)
+        sampling["stop"] = list(self.sampling.stop)
+        return {
+            "name": self.name,
+            "description": self.description,
+            "envs": [env.to_dict() for env in self.envs],
+            "samples": self.samples,
+            "pass_at_k": list(self.pass_at_k),
+            "sampling": sampling,
+            "bootstrap": asdict(self.bootstrap),
+            "imports": list(self.imports),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str = "") -> Suite:
+        """Inverse of `to_dict` (used to rebuild the suite of a stored result)."""
+        sampling = dict(data["sampling"])
+        sampling["stop"] = tuple(sampling.get("stop", ()))
+        return cls(
+            name=data["name"],
+            description=data.get("description", ""),
+            envs=tuple(SuiteEnv(**env) for env in data["envs"]),
+            samples=data["samples"],
+            pass_at_k=tuple(data["pass_at_k"]),
+            sampling=SamplingParams(**sampling),
+            bootstrap=Bootstrap(**data["bootstrap"]),
+            imports=tuple(data.get("imports", ())),
+            source=source,
+        )
+
+    def fingerprint(self) -> str:
+        """sha256 of the canonical definition: equal fingerprints mean the same benchmark."""
+        text = json.dumps(self.to_dict(), sort_keys=True, default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def env(self, label: str) -> SuiteEnv:
+        for env in self.envs:
+            if env.label == label:
+                return env
+        raise SuiteError(f"suite {self.name!r} has no env {label!r}; it has {self.labels}")
+
+    @property
+    def labels(self) -> list[str]:
+        return [env.label for env in self.envs]
+
+    def with_episodes(self, episodes: int) -> Suite:
+        """The same suite with `episodes` tasks per env (a different benchmark: quick checks)."""
+        if episodes < 1:
+            raise SuiteError(f"episodes must be >= 1, got {episodes}")
+        envs = tuple(replace(env, episodes=episodes) for env in self.envs)
+        return replace(self, envs=envs)
+
+    def import_modules(self) -> None:
+        """Import the modules listed in `imports` (they register the suite's envs)."""
+        import rlvr.envs  # noqa: F401  (registers the built-in envs)
+
+        for module in self.imports:
+            try:
+                importlib.import_module(module)
+            except ImportError as exc:
+                raise SuiteError(
+                    f"suite {self.name!r}: cannot import {module!r} listed in imports: {exc}"
+                ) from None
+
+    def check_envs(self) -> None:
+        """Raise `SuiteError` unless every env is registered and accepts its kwargs' names."""
+        self.import_modules()
+        problems = [problem for env in self.envs if (problem := _env_problem(env))]
+        if problems:
+            raise SuiteError(f"suite {self.name!r} cannot run:\n- " + "\n- ".join(problems))
+
+
+# --- loading --------------------------------------------------------------------------------------
+
+
+def builtin_suite_names() -> list[str]:
+    """Names of the suites shipped with rlvr-gym."""
+    folder = resources.files("rlvr.leaderboards") / "suites"
+    return sorted(item.name[:-5] for item in folder.iterdir() if item.name.endswith(".toml"))
+
+
+def load_suite(name_or_path: str | Path) -> Suite:
+    """A built-in suite by name (`"math"`), or a suite file by path (`"my_suite.toml"`)."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        if not path.is_file():
+            raise SuiteError(f"{path}: no such suite file")
+        return parse_suite(path.read_text(encoding="utf-8"), source=str(path), base=path.parent)
+    name = str(name_or_path)
+    names = builtin_suite_names()
+    if name not in names:
+        raise SuiteError(
+            f"no built-in suite {name!r}; use one of {names} or the path of a .toml suite file"
+        )
+    text = (resources.files("rlvr.leaderboards") / "suites" / f"{name}.toml").read_text("utf-8")
+    return parse_suite(text, source=f"builtin:{name}", base=None)
+
+
+def parse_suite(text: str, *, source: str = "<string>", base: Path | None = None) -> Suite:
+    """Parse and validate a suite from TOML text; `base` resolves relative `include` paths."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SuiteError(f"{source}: invalid TOML: {exc}") from None
+    try:
+        return _build_suite(data, source, base, seen=(source,))
+    except SuiteError as exc:
+        if str(exc).startswith(source):
+            raise
+        raise SuiteError(f"{source}: {exc}") from None
+    except (TypeError, ValueError) as exc:  # SamplingParams and friends validate themselves
+        raise SuiteError(f"{source}: {exc}") from None
+
+
+def _build_suite(
+    data: Mapping[str, Any], source: str, base: Path | None, seen: tuple[str, ...]
+) -> Suite:
+    _check_keys(data, SUITE_KEYS, "the suite")
+    name = _require(data, "name", str, "the suite")
+    defaults = {
+        "split": data.get("split", "test"),
+        "seed": _typed(data.get("seed", 0), int, "seed"),
+        "episodes": _typed(data.get("episodes", 100), int, "episodes"),
+        "index_tasks": _typed(data.get("index_tasks", False), bool, "index_tasks"),
+    }
+    envs = [
+        _build_env(entry, defaults, f"envs[{i}]") for i, entry in enumerate(data.get("envs", []))
+    ]
+    imports = list(data.get("imports", []))
+    for included in data.get("include", []):
+        suite = _load_included(included, base, seen)
+        envs.extend(suite.envs)
+        imports.extend(module for module in suite.imports if module not in imports)
+    sampling = dict(_table(data, "sampling", SAMPLING_KEYS))
+    if "stop" in sampling:
+        sampling["stop"] = tuple(sampling["stop"])
+    return Suite(
+        name=name,
+        description=str(data.get("description", "")),
+        envs=tuple(envs),
+        samples=data.get("samples", 1),
+        pass_at_k=tuple(data.get("pass_at_k", [1])),
+        sampling=SamplingParams(**sampling),
+        bootstrap=Bootstrap(**_table(data, "bootstrap", BOOTSTRAP_KEYS)),
+        imports=tuple(imports),
+        source=source,
+    )
+
+
+def _build_env(entry: Any, defaults: Mapping[str, Any], where: str) -> SuiteEnv:
+    if not isinstance(entry, Mapping):
+        raise SuiteError(f"{where} must be a table with an id, got {entry!r}")
+    _check_keys(entry, ENV_KEYS, where)
+    env_id = _require(entry, "id", str, where)
+    try:
+        _, _, version = gym.envs.registration.parse_env_id(env_id)
+    except gym.error.Error as exc:
+        raise SuiteError(f"{where}: {exc}") from None
+    if version is None:
+        raise SuiteError(f"{where}: {env_id!r} has no version; pin one, e.g. {env_id}-v0")
+    kwargs = dict(_typed(entry.get("kwargs", {}), dict, f"{where}.kwargs"))
+    split = entry.get("split", defaults["split"])
+    if split is not False:
+        if not isinstance(split, str) or not split:
+            raise SuiteError(f"{where}: split must be a split name or false, got {split!r}")
+        if "split" in kwargs:
+            raise SuiteError(f"{where}: set the split with split = ..., not in kwargs")
+        kwargs["split"] = split
+    return SuiteEnv(
+        id=env_id,
+        label=_typed(entry.get("label", env_id), str, f"{where}.label"),
+        kwargs=kwargs,
+        seed=_typed(entry.get("seed", defaults["seed"]), int, f"{where}.seed"),
+        episodes=_positive(entry.get("episodes", defaults["episodes"]), f"{where}.episodes"),
+        index_tasks=_typed(
+            entry.get("index_tasks", defaults["index_tasks"]), bool, f"{where}.index_tasks"
+        ),
+    )
+
+
+def _load_included(included: Any, base: Path | None, seen: tuple[str, ...]) -> Suite:
+    if not isinstance(included, str):
+        raise SuiteError(f"include entries must be suite names or paths, got {included!r}")
+    if included.endswith(".toml"):
+        if base is None:
+            raise SuiteError(f"a built-in suite cannot include the file {included!r}")
+        path = base / included
+        source, text, next_base = str(path), _read(path), path.parent
+    else:
+        if included not in builtin_suite_names():
+            raise SuiteError(f"include: no built-in suite {included!r}")
+        source = f"builtin:{included}"
+        text = (resources.files("rlvr.leaderboards") / "suites" / f"{included}.toml").read_text(
+            "utf-8"
+        )
+        next_base = None
+    if source in seen:
+        raise SuiteError(f"include cycle: {' -> '.join((*seen, source))}")
+    return _build_suite(tomllib.loads(text), source, next_base, (*seen, source))
+
+
+def _read(path: Path) -> str:
+    if not path.is_file():
+        raise SuiteError(f"include: no such suite file {path}")
+    return path.read_text(encoding="utf-8")
+
+
+def _check_keys(data: Mapping[str, Any], allowed: Sequence[str] | Mapping[str, str], where: str):
+    unknown = sorted(set(data) - set(allowed))
+    if unknown:
+        raise SuiteError(f"{where} has unknown keys {unknown}; allowed: {sorted(allowed)}")
+
+
+def _table(data: Mapping[str, Any], key: str, allowed: Sequence[str]) -> dict[str, Any]:
+    table = data.get(key, {})
+    if not isinstance(table, Mapping):
+        raise SuiteError(f"{key} must be a table, got {table!r}")
+    _check_keys(table, allowed, f"[{key}]")
+    return dict(table)
+
+
+def _require(data: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
+    if key not in data:
+        raise SuiteError(f"{where} needs {key!r}")
+    return _typed(data[key], kind, f"{where}.{key}")
+
+
+def _typed(value: Any, kind: type, where: str) -> Any:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise SuiteError(f"{where} must be a {kind.__name__}, got {value!r}")
+    return value
+
+
+def _positive(value: Any, where: str) -> int:
+    if _typed(value, int, where) < 1:
+        raise SuiteError(f"{where} must be >= 1, got {value}")
+    return value
+
+
+# --- checking against the registry ----------------------------------------------------------------
+
+
+def _env_problem(env: SuiteEnv) -> str | None:
+    if env.id not in gym.registry:
+        ours = sorted(i for i in gym.registry if i.startswith("rlvr/"))
+        return (
+            f"{env.id} is not registered (registered rlvr envs: {ours or 'none'}); upgrade "
+            "rlvr-gym to a version that has it, or list the module that registers it in the "
+            "suite's imports"
+        )
+    entry = gym.spec(env.id).entry_point
+    try:
+        target = _resolve(entry)
+        parameters = inspect.signature(target).parameters
+    except (ImportError, AttributeError, TypeError, ValueError) as exc:
+        return f"{env.id}: cannot inspect its entry point {entry!r}: {exc}"
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return None
+    unknown = sorted(set(env.kwargs) - set(parameters))
+    if not unknown:
+        return None
+    hint = " (set split = false in its [[envs]] entry)" if "split" in unknown else ""
+    return f"{env.id} ({entry}) takes no argument {unknown}{hint}"
+
+
+def _resolve(entry: Any) -> Any:
+    if not isinstance(entry, str):
+        return entry
+    module, _, attribute = entry.partition(":")
+    return getattr(importlib.import_module(module), attribute)

@@ -1,0 +1,106 @@
+"""Views of ranked results: a terminal table, and a static HTML site (see `html.py`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from rlvr.leaderboards.results import BenchResult
+
+
+def fmt_score(value: float | None, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def fmt_interval(low: float, high: float) -> str:
+    return f"[{fmt_score(low)}, {fmt_score(high)}]"
+
+
+def fmt_tokens(count: int | None) -> str:
+    if count is None:
+        return "-"
+    return (
+        f"{count / 1e6:.2f}M"
+        if count >= 1e6
+        else f"{count / 1e3:.1f}k"
+        if count >= 1e4
+        else str(count)
+    )
+
+
+def fmt_seconds(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f}h"
+    return f"{seconds / 60:.1f}m" if seconds >= 120 else f"{seconds:.1f}s"
+
+
+def suite_header(result: BenchResult) -> str:
+    suite = result.suite
+    envs = ", ".join(f"{env.label} x{env.episodes}" for env in suite.envs)
+    confidence = round(suite.bootstrap.confidence * 100)
+    return (
+        f"suite {suite.name}: {envs}; {suite.samples} sample(s) per task, temperature "
+        f"{suite.sampling.temperature}; {confidence}% bootstrap intervals"
+    )
+
+
+def terminal_table(ranked: Sequence[BenchResult]) -> str:
+    """A ranked table for the terminal; `ranked` must already be ranked (see `compare.rank`)."""
+    if not ranked:
+        return "(no results)"
+    first = ranked[0]
+    confidence = round(first.suite.bootstrap.confidence * 100)
+    ks = list(first.pass_at_k)
+    labels = first.suite.labels
+    header = ["#", "id", "name", "score", f"{confidence}% CI", *[f"pass@{k}" for k in ks]]
+    header += [*labels, "tokens", "time", "infra"]
+    rows = []
+    for position, result in enumerate(ranked, start=1):
+        rows.append(
+            [
+                str(position),
+                str(result.id),
+                result.name,
+                fmt_score(result.score),
+                fmt_interval(result.ci_low, result.ci_high),
+                *[fmt_score(result.pass_at_k.get(k)) for k in ks],
+                *[fmt_score(result.env(label).score) for label in labels],
+                fmt_tokens(result.completion_tokens),
+                fmt_seconds(result.seconds),
+                str(sum(env.infra_errors for env in result.envs)),
+            ]
+        )
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    numeric = set(range(3, len(header)))
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            cell.rjust(widths[i]) if i in numeric or i < 2 else cell.ljust(widths[i])
+            for i, cell in enumerate(cells)
+        ).rstrip()
+
+    out = [suite_header(first), line(header), line(["-" * w for w in widths])]
+    out += [line(row) for row in rows]
+    return "\n".join(out)
+
+
+def result_summary(result: BenchResult) -> str:
+    """A few lines about one result (printed after `rlvr bench`)."""
+    lines = [
+        f"result #{result.id} {result.name!r} on suite {result.suite.name}: score "
+        f"{fmt_score(result.score)} {fmt_interval(result.ci_low, result.ci_high)}"
+    ]
+    for env in result.envs:
+        passes = " ".join(f"pass@{k} {fmt_score(v)}" for k, v in env.pass_at_k.items())
+        lines.append(
+            f"  {env.label:<28} {fmt_score(env.score)} {fmt_interval(env.ci_low, env.ci_high)}  "
+            f"{passes}  episodes {env.episodes} (infra errors {env.infra_errors})  "
+            f"tokens {fmt_tokens(env.completion_tokens)}  verifier {env.verifier_id}"
+        )
+    lines.append(
+        f"  time {fmt_seconds(result.seconds)} ({result.run.get('parallel')} x "
+        f"{result.run.get('workers')})"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,336 @@
+"""A static, self-contained leaderboard site: no CDN, no server, opens from the file system.
+
+`index.html` has, per suite, a sortable ranked table, a bar chart per env with the bootstrap
+intervals as error bars, and what is needed to reproduce each result; every bar and table row
+links to trace pages (`traces/<id>/<env>.html`) holding every episode's messages and verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from html import escape
+from pathlib import Path
+
+from rlvr.agents.evaluate import EpisodeRecord
+from rlvr.leaderboards.results import BenchResult
+from rlvr.leaderboards.views import fmt_interval, fmt_score, fmt_seconds, fmt_tokens, suite_header
+
+TracesLoader = Callable[[int], dict[str, list[EpisodeRecord]]]
+
+
+@dataclass
+class Board:
+    """One suite's section of the page: its results, already ranked."""
+
+    suite: str
+    ranked: list[BenchResult]
+
+
+def write_site(out: str | Path, boards: Sequence[Board], load_traces: TracesLoader) -> Path:
+    """Write the site into `out` (a folder for `index.html`, or an `.html` file); return it."""
+    out = Path(out)
+    page = out if out.suffix == ".html" else out / "index.html"
+    traces_dir = page.parent / ("traces" if page.name == "index.html" else f"{page.stem}-traces")
+    page.parent.mkdir(parents=True, exist_ok=True)
+    for board in boards:
+        for result in board.ranked:
+            if result.id is None:
+                raise ValueError(f"result {result.name!r} is not stored; add it to a store first")
+            traces = load_traces(result.id)
+            for label, records in traces.items():
+                path = traces_dir / str(result.id) / f"{slug(label)}.html"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                back = "../../" + page.name
+                path.write_text(trace_page(result, label, records, back), encoding="utf-8")
+    prefix = traces_dir.name
+    page.write_text(index_page(boards, prefix), encoding="utf-8")
+    return page
+
+
+def slug(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", label)
+
+
+def trace_href(prefix: str, result: BenchResult, label: str) -> str:
+    return f"{prefix}/{result.id}/{slug(label)}.html"
+
+
+# --- the index page -------------------------------------------------------------------------------
+
+_CSS = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #1d2330;
+       padding: 0 1em; }
+h1 { margin-bottom: .2em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccd; }
+.meta { color: #667; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { padding: .3em .7em; border-bottom: 1px solid #e3e5ea; text-align: right; }
+th { cursor: pointer; user-select: none; background: #f3f4f7; white-space: nowrap; }
+th[aria-sort=ascending]::after { content: " \\25B2"; }
+th[aria-sort=descending]::after { content: " \\25BC"; }
+td.text, th.text { text-align: left; }
+.charts { display: flex; flex-wrap: wrap; gap: 1.5em; }
+figure.chart { margin: 0; } figcaption { font-weight: 600; }
+svg text { font: 12px system-ui, sans-serif; fill: #1d2330; }
+svg rect.bar { fill: #4c78a8; } svg a:hover rect.bar { fill: #2b5687; }
+svg line.ci { stroke: #1d2330; stroke-width: 1.5; }
+svg line.axis { stroke: #99a; }
+details { margin: .4em 0; } pre { white-space: pre-wrap; margin: .2em 0; }
+.msg { border-left: 3px solid #ccd; padding-left: .6em; margin: .4em 0; }
+.msg.assistant { border-color: #4c78a8; } .msg.system { border-color: #aaa; }
+.correct { color: #18794e; } .incorrect, .unparsable { color: #b42318; } .error { color: #b54708; }
+"""
+
+_SORT_JS = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  table.querySelectorAll("th").forEach(function (th, column) {
+    th.addEventListener("click", function () {
+      var ascending = th.getAttribute("aria-sort") !== "ascending";
+      table.querySelectorAll("th").forEach(function (o) { o.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+      var numeric = th.dataset.type === "num";
+      var body = table.tBodies[0];
+      var rows = Array.prototype.slice.call(body.rows);
+      function value(row) { return row.cells[column].dataset.value; }
+      rows.sort(function (a, b) {
+        var x = value(a), y = value(b);
+        if (numeric) {
+          if (x === "" || y === "") { return (x === "") - (y === ""); }  // blanks last
+          return ascending ? x - y : y - x;
+        }
+        return ascending ? x.localeCompare(y) : y.localeCompare(x);
+      });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+});
+"""
+
+
+def index_page(boards: Sequence[Board], prefix: str) -> str:
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    sections = "\n".join(_board_section(board, prefix) for board in boards)
+    count = sum(len(board.ranked) for board in boards)
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>rlvr-gym leaderboard</title>
+<style>{_CSS}</style>
+</head>
+<body>
+<h1>rlvr-gym leaderboard</h1>
+<p class="meta">{count} result(s) in {len(boards)} suite(s); generated {now}. Scores are mean
+episode returns on held-out tasks; intervals are percentile bootstraps over tasks.
+Click a column header to sort; click a bar or an env link to read the traces.</p>
+{sections}
+<script>{_SORT_JS}</script>
+</body>
+</html>
+"""
+
+
+def _board_section(board: Board, prefix: str) -> str:
+    ranked = board.ranked
+    if not ranked:
+        return ""
+    first = ranked[0]
+    return f"""<section class="suite" id="suite-{escape(slug(board.suite))}">
+<h2>{escape(board.suite)}</h2>
+<p>{escape(first.suite.description)}</p>
+<p class="meta">{escape(suite_header(first))}</p>
+{_table(ranked, prefix)}
+<div class="charts">
+{"".join(_chart(ranked, label, prefix) for label in first.suite.labels)}
+</div>
+{_provenance(ranked)}
+</section>"""
+
+
+def _num(value: float | int | None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return repr(float(value))
+
+
+def _table(ranked: Sequence[BenchResult], prefix: str) -> str:
+    first = ranked[0]
+    ks = list(first.pass_at_k)
+    labels = first.suite.labels
+    confidence = round(first.suite.bootstrap.confidence * 100)
+    head = [("#", "num"), ("Name", "text"), ("Agent", "text"), ("Score", "num")]
+    head += [(f"{confidence}% CI", "num")]
+    head += [(f"pass@{k}", "num") for k in ks] + [(label, "num") for label in labels]
+    head += [("Tokens", "num"), ("Time", "num"), ("Traces", "text")]
+    th = "".join(
+        f'<th data-type="{kind}" class="{kind}" scope="col">{escape(title)}</th>'
+        for title, kind in head
+    )
+    rows = []
+    for position, result in enumerate(ranked, start=1):
+        links = " ".join(
+            f'<a class="trace-link" href="{escape(trace_href(prefix, result, label))}">'
+            f"{escape(label)}</a>"
+            for label in labels
+        )
+        cells = [
+            _td(str(position), position),
+            _td(result.name, result.name, text=True),
+            _td(result.agent.get("spec") or "", result.agent.get("spec") or "", text=True),
+            _td(fmt_score(result.score), result.score),
+            _td(fmt_interval(result.ci_low, result.ci_high), result.ci_high - result.ci_low),
+            *[_td(fmt_score(result.pass_at_k.get(k)), result.pass_at_k.get(k)) for k in ks],
+            *[_td(fmt_score(result.env(label).score), result.env(label).score) for label in labels],
+            _td(fmt_tokens(result.completion_tokens), result.completion_tokens),
+            _td(fmt_seconds(result.seconds), result.seconds),
+            f'<td class="text" data-value="">{links}</td>',
+        ]
+        rows.append(f'<tr data-result="{result.id}">{"".join(cells)}</tr>')
+    board_id = f"board-{slug(first.suite.name)}"
+    return (
+        f'<table class="board sortable" id="{escape(board_id)}"><thead><tr>{th}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _td(shown: str, value: float | int | str | None, *, text: bool = False) -> str:
+    data = escape(value) if isinstance(value, str) else _num(value)
+    css = ' class="text"' if text else ""
+    return f'<td{css} data-value="{data}">{escape(shown)}</td>'
+
+
+def _chart(ranked: Sequence[BenchResult], label: str, prefix: str) -> str:
+    name_width, bar_width, row, top = 170, 380, 26, 8
+    envs = [result.env(label) for result in ranked]
+    scale_max = max([1.0, *(e.ci_high for e in envs if not math.isnan(e.ci_high))])
+    height = top + row * len(ranked) + 24
+    width = name_width + bar_width + 110
+    parts = []
+    for index, (result, env) in enumerate(zip(ranked, envs)):
+        y = top + index * row
+        score = 0.0 if math.isnan(env.score) else env.score
+        length = bar_width * score / scale_max
+        interval = ""
+        if not math.isnan(env.ci_low):
+            x1 = name_width + bar_width * env.ci_low / scale_max
+            x2 = name_width + bar_width * env.ci_high / scale_max
+            mid = y + row / 2 - 2
+            interval = (
+                f'<line class="ci" x1="{x1:.1f}" x2="{x2:.1f}" y1="{mid}" y2="{mid}"/>'
+                f'<line class="ci" x1="{x1:.1f}" x2="{x1:.1f}" y1="{mid - 5}" y2="{mid + 5}"/>'
+                f'<line class="ci" x1="{x2:.1f}" x2="{x2:.1f}" y1="{mid - 5}" y2="{mid + 5}"/>'
+            )
+        title = (
+            f"{result.name}: {fmt_score(env.score)} {fmt_interval(env.ci_low, env.ci_high)}, "
+            f"{env.judged} judged episodes"
+        )
+        parts.append(
+            f'<a class="bar-link" href="{escape(trace_href(prefix, result, label))}">'
+            f'<g class="bar" data-result="{result.id}" data-score="{_num(env.score)}" '
+            f'data-ci-low="{_num(env.ci_low)}" data-ci-high="{_num(env.ci_high)}">'
+            f"<title>{escape(title)}</title>"
+            f'<text x="{name_width - 8}" y="{y + row / 2 + 2}" text-anchor="end">'
+            f"{escape(_clip(result.name, 24))}</text>"
+            f'<rect class="bar" x="{name_width}" y="{y + 3}" width="{length:.1f}" '
+            f'height="{row - 10}"/>{interval}'
+            f'<text x="{name_width + bar_width + 8}" y="{y + row / 2 + 2}">'
+            f"{fmt_score(env.score)}</text></g></a>"
+        )
+    axis_y = top + row * len(ranked)
+    ticks = "".join(
+        f'<text x="{name_width + bar_width * t:.1f}" y="{axis_y + 16}" text-anchor="middle">'
+        f"{t * scale_max:.2g}</text>"
+        for t in (0, 0.5, 1)
+    )
+    return (
+        f'<figure class="chart" data-env="{escape(label)}"><figcaption>{escape(label)}</figcaption>'
+        f'<svg role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'xmlns="http://www.w3.org/2000/svg">{"".join(parts)}'
+        f'<line class="axis" x1="{name_width}" x2="{name_width + bar_width}" y1="{axis_y}" '
+        f'y2="{axis_y}"/>{ticks}</svg></figure>'
+    )
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _provenance(ranked: Sequence[BenchResult]) -> str:
+    rows = []
+    for result in ranked:
+        git = result.code.get("git") or {}
+        commit = git.get("commit", "")[:12] + (" (dirty)" if git.get("dirty") else "")
+        envs = "<br>".join(
+            escape(f"{env.label}: {env.verifier_id}; tasks {env.dataset_hash[:16]}")
+            for env in result.envs
+        )
+        sampling = json.dumps(result.agent.get("sampling", {}), sort_keys=True)
+        rejudged = f" (re-judged #{result.reverified_from})" if result.reverified_from else ""
+        rows.append(
+            f"<tr><td>{result.id}</td><td class='text'>{escape(result.name)}</td>"
+            f"<td class='text'>{escape(str(result.agent.get('spec')))}<br>"
+            f"<code>{escape(sampling)}</code></td>"
+            f"<td class='text'>rlvr-gym {escape(result.code.get('rlvr_gym', '?'))} "
+            f"{escape(commit or 'no git checkout')}</td><td class='text'>{envs}</td>"
+            f"<td class='text'>{escape(result.code.get('created_at', ''))}"
+            f"{rejudged}"
+            "</td></tr>"
+        )
+    return (
+        "<details class='provenance'><summary>Reproducibility: versions, commits, tasks</summary>"
+        "<table><thead><tr><th>id</th><th class='text'>name</th><th class='text'>agent, sampling"
+        "</th><th class='text'>code</th><th class='text'>verifiers and dataset hashes</th>"
+        f"<th class='text'>run at</th></tr></thead><tbody>{''.join(rows)}</tbody></table></details>"
+    )
+
+
+# --- trace pages ----------------------------------------------------------------------------------
+
+
+def trace_page(result: BenchResult, label: str, records: Sequence[EpisodeRecord], back: str) -> str:
+    env = result.env(label)
+    episodes = "\n".join(_episode(record) for record in records)
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Traces: {escape(result.name)} on {escape(label)}</title>
+<style>{_CSS}</style>
+</head>
+<body>
+<p><a href="{escape(back)}">&larr; leaderboard</a></p>
+<h1>{escape(result.name)} on {escape(label)}</h1>
+<p class="meta">Result #{result.id}, suite {escape(result.suite.name)}; score
+{fmt_score(env.score)} {fmt_interval(env.ci_low, env.ci_high)}; {len(records)} episodes
+({env.infra_errors} infrastructure errors); verifier {escape(env.verifier_id)}.</p>
+{episodes}
+</body>
+</html>
+"""
+
+
+def _episode(record: EpisodeRecord) -> str:
+    status = (record.verdict or {}).get("status", "none")
+    summary = (
+        f"episode {record.episode} · sample {record.sample} · seed {record.seed} · "
+        f"task {record.task_id} · return {record.total_reward:.3f} · {status}"
+        + (" · infrastructure error" if record.infra_error else "")
+        + (" · truncated" if record.truncated else "")
+    )
+    messages = "".join(
+        f'<div class="msg {escape(str(m.get("role")))}"><b>{escape(str(m.get("role")))}</b>'
+        f"<pre>{escape(str(m.get('content')))}</pre></div>"
+        for m in record.messages
+    )
+    verdict = escape(json.dumps(record.verdict, indent=2, default=str))
+    return (
+        f'<details class="episode" id="ep-{record.episode}-{record.sample}">'
+        f'<summary><span class="{escape(status)}">{escape(summary)}</span></summary>'
+        f"{messages}<p>rewards per turn: {escape(str(record.rewards))}</p>"
+        f"<pre class='verdict'>{verdict}</pre></details>"
+    )

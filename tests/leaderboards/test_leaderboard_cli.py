@@ -1,0 +1,125 @@
+"""`rlvr bench` and `rlvr leaderboard`: ranking, refusing incomparable results, reverify."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlvr.cli import main
+from rlvr.leaderboards import NotComparableError, ResultStore, load_suite, rank, run_suite
+from rlvr.leaderboards.compare import differences
+from tests.leaderboards.leaderboard_support import TOY_SUITE, fixed_yes_verifier, write_toy_suite
+
+
+def bench(db: Path, suite: Path | str, agent: str, *extra: str) -> int:
+    return main(
+        ["bench", "--db", str(db), "--suite", str(suite), "--agent", agent, "--no-progress", *extra]
+    )
+
+
+def test_bench_show_list_and_env_var_store(tmp_path: Path, capsys, monkeypatch) -> None:
+    suite = write_toy_suite(tmp_path)
+    db = tmp_path / "board.sqlite"
+    assert bench(db, suite, "random", "--name", "random words") == 0
+    out = capsys.readouterr().out
+    assert "result #1 'random words' on suite toy" in out and str(db) in out
+    monkeypatch.setenv("RLVR_LEADERBOARD_DB", str(db))
+    assert main(["bench", "--suite", str(suite), "--agent", "oracle", "--no-progress"]) == 0
+    assert bench(db, suite, "fixed:yes") == 0
+    capsys.readouterr()
+    assert main(["leaderboard", "show"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].startswith("suite toy: lbtest/Add-v0 x40, lbtest/Yes-v0 x30")
+    ranked = [line.split()[2] for line in table[3:6]]
+    assert ranked == ["oracle", "fixed:yes", "random"]  # 1.0, 0.5 (only Yes-v0), ~0
+    assert main(["leaderboard", "list"]) == 0
+    assert capsys.readouterr().out.count("toy") == 3
+
+
+def test_bench_errors_are_clear(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "b.sqlite"
+    assert main(["bench", "--db", str(db), "--agent", "oracle"]) == 1
+    assert "needs --suite and --agent" in capsys.readouterr().err
+    assert bench(db, "no-such-suite", "oracle") == 1
+    assert "no built-in suite 'no-such-suite'" in capsys.readouterr().err
+    future = tmp_path / "future.toml"
+    future.write_text('name = "future"\nsplit = false\n[[envs]]\nid = "rlvr/NotYet-v0"\n')
+    assert bench(db, future, "oracle") == 1
+    assert "rlvr/NotYet-v0 is not registered" in capsys.readouterr().err
+    assert bench(db, write_toy_suite(tmp_path), "telepathy") == 1
+    assert "unknown agent 'telepathy'" in capsys.readouterr().err
+
+
+def test_different_verifier_versions_are_refused_then_reverified(tmp_path: Path, capsys) -> None:
+    suite = write_toy_suite(tmp_path)
+    db = tmp_path / "board.sqlite"
+    assert bench(db, suite, "random") == 0
+    assert bench(db, suite, "oracle") == 0
+    with fixed_yes_verifier():
+        assert bench(db, suite, "fixed:yes") == 0
+        capsys.readouterr()
+        assert main(["leaderboard", "show", "--db", str(db)]) == 1
+        err = capsys.readouterr().err
+        assert "refusing to rank 3 results of suite 'toy'" in err
+        assert "#1 'random'" in err and "#2 'oracle'" in err
+        assert "lbtest/Yes-v0: judged by different verifiers" in err
+        assert (
+            "tests.leaderboards.leaderboard_support.YesVerifier 1 (#1) vs "
+            "tests.leaderboards.leaderboard_support.YesVerifier 2 (#3)"
+        ) in err
+        assert "rlvr bench reverify 1 2" in err
+        assert main(["leaderboard", "html", str(tmp_path / "site"), "--db", str(db)]) == 1
+        assert not (tmp_path / "site").exists()
+        assert main(["leaderboard", "show", "--db", str(db), "--latest"]) == 0
+        captured = capsys.readouterr()
+        assert "left out #1 'random'" in captured.err
+        assert "fixed:yes" in captured.out and "random" not in captured.out
+        assert main(["bench", "reverify", "--stale", "--db", str(db), "--no-progress"]) == 0
+        out = capsys.readouterr().out
+        assert "#1 'random' re-judged as #4" in out and "#2 'oracle' re-judged as #5" in out
+        assert main(["leaderboard", "show", "--db", str(db)]) == 0
+        table = capsys.readouterr().out
+        assert "refusing" not in table
+        assert [line.split()[1] for line in table.strip().splitlines()[3:]] == ["5", "3", "4"]
+    with ResultStore(db) as store:
+        assert [r.id for r in store.results()] == [3, 4, 5]
+        assert store.get(4).reverified_from == 1
+    assert main(["bench", "reverify", "1", "--db", str(db), "--no-progress"]) == 1
+    assert "already re-judged as #4; re-judge that one" in capsys.readouterr().err
+
+
+def test_different_suite_definitions_are_refused_with_the_difference(tmp_path: Path) -> None:
+    toy = load_suite(write_toy_suite(tmp_path))
+    reseeded = load_suite(
+        write_toy_suite(tmp_path / "..", TOY_SUITE.replace("seed = 11", "seed = 12"))
+    )
+    a = run_suite(toy, "oracle")
+    b = run_suite(reseeded, "oracle")
+    a.id, b.id = 1, 2
+    assert differences(a, b) == [
+        "suite definition differs at envs[0].seed: 11 (#1) vs 12 (#2)",
+        "suite definition differs at envs[1].seed: 11 (#1) vs 12 (#2)",
+    ]
+    with pytest.raises(NotComparableError, match=r"#1 'oracle'.*\n.*envs\[0\]\.seed: 11 \(#1\)"):
+        rank([a, b])
+    c = run_suite(toy.with_episodes(5), "oracle")
+    c.id = 3
+    assert "envs[0].episodes: 40 (#1) vs 5 (#3)" in differences(a, c)[0]
+    other_suite = run_suite(
+        load_suite(write_toy_suite(tmp_path, TOY_SUITE.replace('"toy"', '"toy2"'))), "oracle"
+    )
+    assert differences(a, other_suite) == ["different suites: 'toy' (#1) vs 'toy2' ('oracle')"]
+    assert [r.id for r in rank([a])] == [1]
+
+
+def test_changed_tasks_without_a_version_bump_are_refused(tmp_path: Path) -> None:
+    toy = load_suite(write_toy_suite(tmp_path))
+    a = run_suite(toy, "oracle")
+    b = run_suite(toy, "random")
+    b.envs[1].dataset_hash = "0" * 64
+    assert differences(a, b) == [
+        f"lbtest/Yes-v0: different tasks (dataset hash {a.envs[1].dataset_hash[:12]} ('oracle') "
+        "vs 000000000000 ('random')): the env's tasks or gold answers changed without a version "
+        "bump"
+    ]

@@ -1,0 +1,159 @@
+"""Suite files: parsing, validation with clear errors, built-in suites, package data."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from rlvr.leaderboards import Suite, SuiteError, builtin_suite_names, load_suite, parse_suite
+from tests.leaderboards.leaderboard_support import ADD_ENV, SPLIT_ENV, TOY_SUITE, write_toy_suite
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_toy_suite_is_parsed_with_defaults_and_overrides(tmp_path: Path) -> None:
+    suite = load_suite(write_toy_suite(tmp_path))
+    assert suite.name == "toy"
+    assert [(env.id, env.episodes, env.seed) for env in suite.envs] == [
+        ("lbtest/Add-v0", 40, 11),
+        ("lbtest/Yes-v0", 30, 11),
+    ]
+    assert all("split" not in env.kwargs for env in suite.envs)  # split = false
+    assert suite.samples == 2 and suite.pass_at_k == (1, 2)
+    assert suite.sampling.temperature == 1.0
+    assert suite.bootstrap.resamples == 200 and suite.bootstrap.seed == 3
+    suite.check_envs()
+
+
+def test_round_trip_and_fingerprint(tmp_path: Path) -> None:
+    suite = load_suite(write_toy_suite(tmp_path))
+    again = Suite.from_dict(suite.to_dict())
+    assert again.to_dict() == suite.to_dict()
+    assert again.fingerprint() == suite.fingerprint()
+    assert suite.with_episodes(5).fingerprint() != suite.fingerprint()
+    reseeded = parse_suite(TOY_SUITE.replace("seed = 11", "seed = 12"))
+    assert reseeded.fingerprint() != suite.fingerprint()
+
+
+def test_split_goes_into_the_env_kwargs() -> None:
+    suite = parse_suite(f'name = "s"\nsplit = "test"\n[[envs]]\nid = "{SPLIT_ENV}"\n')
+    assert dict(suite.envs[0].kwargs) == {"split": "test"}
+    suite.check_envs()
+
+
+def test_env_without_a_split_argument_is_refused_with_the_fix() -> None:
+    suite = parse_suite(f'name = "s"\n[[envs]]\nid = "{ADD_ENV}"\n')  # split defaults to "test"
+    with pytest.raises(SuiteError, match=r"takes no argument \['split'\].*split = false"):
+        suite.check_envs()
+
+
+def test_unregistered_env_is_named_with_the_fix() -> None:
+    suite = parse_suite('name = "s"\n[[envs]]\nid = "rlvr/NoSuchEnv-v3"\n')
+    with pytest.raises(SuiteError) as info:
+        suite.check_envs()
+    message = str(info.value)
+    assert "rlvr/NoSuchEnv-v3 is not registered" in message
+    assert "imports" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('name = "s"\n[[envs]]\nid = "lbtest/Add"\n', "no version; pin one"),
+        ('name = "s"\nepisodez = 3\n[[envs]]\nid = "a/B-v0"\n', r"unknown keys \['episodez'\]"),
+        ('name = "s"\n', "has no envs"),
+        ('[[envs]]\nid = "a/B-v0"\n', "needs 'name'"),
+        ('name = "s"\nsamples = 2\npass_at_k = [4]\n[[envs]]\nid = "a/B-v0"\n', "pass_at_k"),
+        (
+            'name = "s"\nsamples = 4\n[sampling]\ntemperature = 0.0\n[[envs]]\nid = "a/B-v0"\n',
+            "temperature > 0",
+        ),
+        ('name = "s"\n[sampling]\ntop_p = 2.0\n[[envs]]\nid = "a/B-v0"\n', "top_p"),
+        ('name = "s"\n[[envs]]\nid = "a/B-v0"\n[[envs]]\nid = "a/B-v0"\n', "distinct label"),
+        ('name = "s"\n[[envs]]\nid = "a/B-v0"\nepisodes = 0\n', "episodes must be >= 1"),
+        ('name = "s"\n[[envs]]\nid = "a/B-v0"\nkwargs = {split = "x"}\n', "not in kwargs"),
+        ('name = "s"\n[bootstrap]\nconfidence = 1.5\n[[envs]]\nid = "a/B-v0"\n', "confidence"),
+        ("name = 's\n", "invalid TOML"),
+    ],
+)
+def test_bad_suites_are_refused_with_a_clear_error(text: str, expected: str) -> None:
+    with pytest.raises(SuiteError, match=expected):
+        parse_suite(text, source="bad.toml")
+
+
+def test_same_env_twice_with_labels() -> None:
+    suite = parse_suite(
+        'name = "s"\nsplit = false\n[[envs]]\nid = "lbtest/Add-v0"\n'
+        '[[envs]]\nid = "lbtest/Add-v0"\nlabel = "add, other seed"\nseed = 5\n'
+    )
+    assert suite.labels == ["lbtest/Add-v0", "add, other seed"]
+
+
+def test_include_merges_envs_and_detects_cycles(tmp_path: Path) -> None:
+    write_toy_suite(tmp_path)
+    (tmp_path / "big.toml").write_text(
+        'name = "big"\ninclude = ["toy.toml"]\nsplit = false\n[[envs]]\nid = "lbtest/Add-v0"\n'
+        'label = "again"\nepisodes = 3\n'
+    )
+    big = load_suite(tmp_path / "big.toml")
+    assert big.labels == ["again", "lbtest/Add-v0", "lbtest/Yes-v0"]
+    assert big.env("lbtest/Yes-v0").episodes == 30  # the included suite's settings stay
+    assert big.samples == 1  # the including suite's global settings apply
+    (tmp_path / "a.toml").write_text('name = "a"\ninclude = ["b.toml"]\n')
+    (tmp_path / "b.toml").write_text('name = "b"\ninclude = ["a.toml"]\n')
+    with pytest.raises(SuiteError, match="include cycle"):
+        load_suite(tmp_path / "a.toml")
+
+
+def test_builtin_suites_load_and_pin_versions() -> None:
+    assert builtin_suite_names() == ["all", "code", "math", "sql", "web"]
+    ids = {}
+    for name in builtin_suite_names():
+        suite = load_suite(name)
+        assert suite.name == name and suite.description
+        ids[name] = [env.id for env in suite.envs]
+        assert all(env.kwargs.get("split") == "test" for env in suite.envs)
+    assert ids["math"] == ["rlvr/Math-v0"]
+    assert ids["code"] == ["rlvr/Code-v0"]
+    assert set(ids["all"]) == {i for name in ("math", "sql", "code", "web") for i in ids[name]}
+    assert load_suite("math").pass_at_k == (1, 4)
+
+
+def test_unknown_builtin_suite_lists_the_choices() -> None:
+    with pytest.raises(SuiteError, match=r"no built-in suite 'maths'.*'math'"):
+        load_suite("maths")
+
+
+@pytest.mark.slow
+def test_wheel_ships_the_suite_files(tmp_path: Path) -> None:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("rlvr_gym-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for suite in builtin_suite_names():
+        assert f"rlvr/leaderboards/suites/{suite}.toml" in names
+    assert "rlvr/leaderboards/cli.py" in names
+
+
+def test_leaderboards_import_no_torch() -> None:
+    code = "import sys, rlvr.leaderboards, rlvr.leaderboards.cli; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

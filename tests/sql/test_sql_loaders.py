@@ -1,0 +1,156 @@
+"""Spider-, BIRD- and JSONL-style datasets from small fixtures made here."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import gymnasium as gym
+import pytest
+
+from rlvr.envs import DatasetError
+from rlvr.envs.sqltasks import load_bird, load_spider, load_sql_jsonl
+from rlvr.verifiers.sql import SQLVerifier
+
+
+def write_database(path, database=None, statements=()):
+    """A SQLite file from a `Database` or from SQL statements."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(path) as connection:
+        if database is not None:
+            for table, create in zip(database.tables, database.create_statements()):
+                connection.execute(create)
+                marks = ", ".join("?" * len(table.columns))
+                connection.executemany(f"INSERT INTO {table.name} VALUES ({marks})", table.rows)
+        for statement in statements:
+            connection.execute(statement)
+    connection.close()
+
+
+CONCERT = [
+    "CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT, age INT)",
+    "CREATE TABLE concert (concert_id INTEGER PRIMARY KEY, concert_name TEXT, singer_id INT "
+    "REFERENCES singer(singer_id), year TEXT)",
+    "INSERT INTO singer VALUES (1, 'Joe Sharp', 'Netherlands', 52), (2, 'Timbaland', "
+    "'United States', 32), (3, 'Justin Brown', 'France', 29), (4, 'Rose White', 'France', 41)",
+    "INSERT INTO concert VALUES (1, 'Auditions', 1, '2014'), (2, 'Super bootcamp', 2, '2014'), "
+    "(3, 'Home Visits', 3, '2015')",
+]
+
+
+@pytest.fixture
+def spider(tmp_path):
+    write_database(
+        tmp_path / "database" / "concert_singer" / "concert_singer.sqlite", statements=CONCERT
+    )
+    rows = [
+        {"db_id": "concert_singer", "question": "How many singers do we have?",
+         "query": "SELECT count(*) FROM singer"},
+        {"db_id": "concert_singer", "question": "List singer names from France by age.",
+         "query": "SELECT name FROM singer WHERE country = 'France' ORDER BY age"},
+        {"db_id": "concert_singer", "question": "Names of singers with a concert in 2014?",
+         "query": "SELECT T2.name FROM concert AS T1 JOIN singer AS T2 ON T1.singer_id = "
+                  "T2.singer_id WHERE T1.year = '2014'"},
+    ]  # fmt: skip
+    (tmp_path / "dev.json").write_text(json.dumps(rows))
+    return tmp_path
+
+
+def test_spider_layout(spider):
+    tasks = load_spider(spider / "dev.json", spider / "database", sample_rows=2)
+    assert len(tasks) == 3
+    task = tasks[1]
+    assert task.metadata["db_id"] == "concert_singer"
+    assert "CREATE TABLE singer" in task.prompt and "2 example rows from singer" in task.prompt
+    assert task.prompt.endswith("Question: List singer names from France by age.")
+    verifier = SQLVerifier(tasks.catalog)
+    assert verifier.verify(
+        "SELECT name FROM singer WHERE country='France' ORDER BY age ASC", task
+    ).is_correct
+    assert not verifier.verify(
+        "SELECT name FROM singer WHERE country='France' ORDER BY age DESC", task
+    ).is_correct
+
+
+def test_dataset_tasks_drive_the_env(spider):
+    tasks = load_spider(spider / "dev.json", spider / "database")
+    env = gym.make("rlvr/SQL-v0", tasks=tasks)
+    env.reset(options={"task_index": 2})
+    join = (
+        "SELECT s.name FROM singer s, concert c WHERE s.singer_id = c.singer_id AND c.year = '2014'"
+    )
+    assert env.step(f"```sql\n{join}\n```")[1] == 1.0
+    env.reset(options={"task_index": 0})
+    assert env.step("SELECT 3")[1] == 0.0
+    assert env.unwrapped.tasks is tasks
+
+
+def test_bird_layout_with_evidence(tmp_path):
+    write_database(
+        tmp_path / "dev_databases" / "concert_singer" / "concert_singer.sqlite", statements=CONCERT
+    )
+    gold = "SELECT name FROM singer WHERE country = 'France' ORDER BY age DESC LIMIT 1"
+    rows = [{"question_id": 0, "db_id": "concert_singer", "question": "Oldest French singer?",
+             "evidence": "French refers to country = 'France'", "difficulty": "simple",
+             "SQL": gold}]  # fmt: skip
+    (tmp_path / "dev.json").write_text(json.dumps(rows))
+    task = load_bird(tmp_path / "dev.json", tmp_path / "dev_databases")[0]
+    assert task.prompt.endswith("Hint: French refers to country = 'France'")
+    assert task.metadata["difficulty"] == "simple"
+    plain = load_bird(tmp_path / "dev.json", tmp_path / "dev_databases", use_evidence=False)[0]
+    assert "Hint" not in plain.prompt
+    verifier = SQLVerifier(load_bird(tmp_path / "dev.json", tmp_path / "dev_databases").catalog)
+    oldest = "SELECT MAX(age) FROM singer WHERE country = 'France'"
+    assert verifier.verify(f"SELECT name FROM singer WHERE age = ({oldest})", task).is_correct
+
+
+def test_jsonl_with_a_field_mapping(tmp_path):
+    write_database(tmp_path / "dbs" / "music.sqlite", statements=CONCERT)
+    lines = [
+        {"nl": "How many concerts?", "sql": "SELECT COUNT(*) FROM concert", "db": "music"},
+        {"nl": "Oldest age?", "sql": "SELECT MAX(age) FROM singer", "db": "music", "level": 2},
+    ]
+    (tmp_path / "q.jsonl").write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    tasks = load_sql_jsonl(tmp_path / "q.jsonl", tmp_path / "dbs",
+                           fields={"question": "nl", "query": "sql", "db_id": "db"})  # fmt: skip
+    assert len(tasks) == 2 and tasks[1].metadata["level"] == 2
+    assert (
+        SQLVerifier(tasks.catalog)
+        .verify("SELECT age FROM singer ORDER BY age DESC LIMIT 1", tasks[1])
+        .is_correct
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            '[{"db_id": "nowhere", "question": "q", "query": "SELECT 1"}]',
+            "item 0: no database 'nowhere'",
+        ),
+        ('[{"db_id": "concert_singer", "question": "q"}]', "field 'query'"),
+        ('[{"db_id": "concert_singer", "question": "", "query": "SELECT 1"}]', "field 'question'"),
+        ('{"not": "a list"}', "expected a JSON list"),
+        ("[1, 2]", "expected an object"),
+        ("[", "invalid JSON"),
+        ("[]", "no questions"),
+        (
+            '[{"db_id": "../database/concert_singer", "question": "q", "query": "SELECT 1"}]',
+            "not a valid",
+        ),
+    ],
+)
+def test_malformed_datasets_name_the_problem(spider, content, message):
+    (spider / "bad.json").write_text(content)
+    with pytest.raises(DatasetError, match=message):
+        load_spider(spider / "bad.json", spider / "database")
+
+
+def test_missing_paths(spider):
+    with pytest.raises(DatasetError, match="no such file"):
+        load_spider(spider / "nope.json", spider / "database")
+    with pytest.raises(DatasetError, match="no such folder"):
+        load_spider(spider / "dev.json", spider / "nope")
+    (spider / "q.jsonl").write_text('{"question": "q", "query": "SELECT 1"}\n')
+    with pytest.raises(DatasetError, match="db_id"):
+        load_sql_jsonl(spider / "q.jsonl", spider / "database")
