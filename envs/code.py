@@ -65,9 +65,11 @@ class CodeEnv(VerifiableEnv):
 
     ## Arguments
     `tasks` (None for the built-in set, a task source, or a list of tasks), `difficulty` (1, 2, 3
-    or a list; built-in tasks only), `scoring` ("all" or "fraction"), `backend` ("local" or
-    "docker"), `backend_options` (dict for the backend's config), `executor` (share an
-    `rlvr.sandboxes.Executor` you manage), `timeout` (seconds per submission, default 20),
+    or a list; built-in tasks only), `split` (None or "test": the built-in tasks are all a
+    held-out evaluation set; bring training tasks with the loaders), `scoring` ("all" or
+    "fraction"), `backend` ("local" or "docker"), `backend_options` (dict for the backend's
+    config), `executor` (share an `rlvr.sandboxes.Executor` you manage), `timeout` (seconds per
+    submission, default 20),
     `test_timeout` (seconds per test call, default 5), `reveal_expected` (show the expected
     value of the first failing test in the feedback; off by default), `system_prompt`.
 
@@ -80,6 +82,7 @@ class CodeEnv(VerifiableEnv):
         tasks: TaskSource | Iterable[Task | Mapping[str, Any]] | None = None,
         *,
         difficulty: int | list[int] | None = None,
+        split: str | None = None,
         scoring: str = "all",
         backend: str = "local",
         backend_options: dict[str, Any] | None = None,
@@ -93,12 +96,21 @@ class CodeEnv(VerifiableEnv):
         from rlvr.envs.code_tasks import builtin_tasks
 
         if tasks is None:
+            if split not in (None, "test"):
+                raise EnvConfigError(
+                    f"split={split!r}: the built-in code tasks are all a held-out evaluation set "
+                    "(split='test'); to train, pass tasks=load_mbpp(...), load_humaneval(...), "
+                    "load_code_dataset(...) or your own list"
+                )
             try:
                 tasks = ListSource(builtin_tasks(difficulty), name="rlvr-code")
             except ValueError as exc:
                 raise EnvConfigError(str(exc)) from None
-        elif difficulty is not None:
-            raise EnvConfigError("difficulty selects built-in tasks; filter your own tasks first")
+        elif difficulty is not None or split is not None:
+            raise EnvConfigError(
+                "difficulty and split select built-in tasks; split and filter your own tasks "
+                "before passing them"
+            )
         try:
             config = UnitTestConfig(
                 scoring=scoring,

@@ -79,6 +79,9 @@ def test_difficulty_and_scoring_options():
         CodeEnv(difficulty=7)
     with pytest.raises(EnvConfigError, match="scoring"):
         CodeEnv(scoring="best")
+    assert len(CodeEnv(split="test").tasks) == len(PROBLEMS)
+    with pytest.raises(EnvConfigError, match="held-out evaluation set"):
+        CodeEnv(split="train")
     env = CodeEnv(scoring="fraction")
     env.reset(seed=0, options={"task_index": [p.name for p in PROBLEMS].index("sum_of_squares")})
     _, reward, _, _, info = env.step("```python\ndef sum_of_squares(n):\n    return n * n\n```")
