@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -245,6 +246,15 @@ def test_toolbox_flags_infra_errors_ends_episodes_and_cuts_long_results():
     assert finished.outcome is not None and finished.outcome.terminated
     chatty = TOOLBOX.call(ToolCall("chatty", {})).content
     assert len(chatty) < 300 and chatty.endswith("[9800 more characters cut]")
+
+
+def test_a_tool_that_cannot_be_slow_by_the_agents_doing_times_out_as_an_infra_error():
+    stalled = Tool.from_function(sleepy, name="fetch", timeout=0.1)
+    box = Toolbox([stalled, dataclasses.replace(stalled, name="site", slow_is_infra=True)])
+    agents = box.call(ToolCall("fetch", {"seconds": 1}))
+    assert not agents.infra_error and agents.content == "Error: fetch timed out after 0.1 s"
+    ours = box.call(ToolCall("site", {"seconds": 1}))
+    assert ours.infra_error and ours.content.startswith("Error: the tool is unavailable")
 
 
 # --- the ToolEnv loop ----------------------------------------------------------------------------

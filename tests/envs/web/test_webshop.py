@@ -205,8 +205,9 @@ def test_a_call_abandoned_at_its_time_limit_never_acts_on_the_next_episode():
     stalled = server.sessions.get(shop.browser.token)
     stalled.lock.acquire()  # the site stalls on this episode's requests: buy times out
     try:
-        observation, *_ = env.step(format_tool_call("buy"))
-        assert "timed out" in observation
+        observation, _, terminated, _, info = env.step(format_tool_call("buy"))
+        # A stalled site is our failure: the sample is dropped, never scored 0.
+        assert terminated and info["infra_error"] and "timed out" in observation
         env.reset(seed=3)  # the next episode, while the abandoned buy still waits
         env.step(add)
     finally:
