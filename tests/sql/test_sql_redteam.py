@@ -295,6 +295,9 @@ SQLITE_MEANINGS = [
     ("SELECT '1 Ana'", "SELECT id || ' ' || name FROM people WHERE id = 1"),
     ("SELECT 'x'", "SELECT TRIM('..x..', '.')"),
     ("SELECT 'x..'", "SELECT LTRIM('..x..', '.')"),
+    ("SELECT name FROM people WHERE id > 2",
+     "SELECT name FROM people ORDER BY id LIMIT -1 OFFSET 2"),
+    ("SELECT 1", "SELECT COUNT(*) FROM people WHERE name GLOB 'A*'"),
 ]  # fmt: skip
 
 

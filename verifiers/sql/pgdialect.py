@@ -17,9 +17,13 @@ meaning something else on PostgreSQL, using the loaded schema's names and types:
 - LIKE ignores ASCII case and has no escape character: ILIKE ... ESCAPE '' on text;
 - dates are text in SQLite: DATE columns are read as text, and `date()`, `datetime()`, `time()`,
   `julianday()` with their common modifiers become PostgreSQL date arithmetic;
-- CAST(x AS INTEGER) truncates (PostgreSQL rounds) and is 64-bit; `total()` is a float sum;
-  GLOB with a literal pattern becomes a regular expression; a derived table may go unnamed;
-  COLLATE NOCASE/BINARY name the collations the backend creates in each schema.
+- CAST(x AS INTEGER) truncates (PostgreSQL rounds) and is 64-bit; SUM of integers is an integer
+  (so `SUM(x) / COUNT(x)` divides integers); `total()` is a float sum; a TEXT column compared with
+  a number compares text; a number is a condition (`WHERE 1`); LIMIT -1 means no limit;
+- a grouped query may select columns it does not group by (MIN of them, unless MIN or MAX is
+  in the query, where SQLite takes them from the extreme row); a derived table may go unnamed;
+  GLOB with a literal pattern becomes a regular expression; COLLATE NOCASE/BINARY name the
+  collations the backend creates in each schema.
 """
 
 from __future__ import annotations
@@ -343,6 +347,9 @@ def _rewrite(node: exp.Expression) -> exp.Expression | None:
         return _sqlite_function(node)
     if isinstance(node, exp.Subquery) and not node.alias and _is_derived_table(node):
         node.set("alias", exp.TableAlias(this=exp.to_identifier(f"rlvr_t{id(node) % 10**6}")))
+    if isinstance(node, exp.Limit) and isinstance(node.expression, exp.Neg):
+        node.pop()  # LIMIT -1: SQLite's "no limit" (with an OFFSET, its only way to skip rows)
+        return None
     if isinstance(node, exp.Collate) and isinstance(node.expression, exp.Var):
         collation = node.expression.name.lower()
         if collation in ("nocase", "binary"):
