@@ -25,6 +25,7 @@ class EnvEntry:
 
 
 BUILTIN_ENVS: tuple[EnvEntry, ...] = (
+    EnvEntry("rlvr/Math-v0", "rlvr.envs.math:MathEnv"),
     EnvEntry("rlvr/ToolMath-v0", "rlvr.envs.tool_math:ToolMathEnv", max_episode_steps=10),
     EnvEntry("rlvr/WebShop-v0", "rlvr.envs.web.webshop:WebShopEnv", max_episode_steps=30),
     EnvEntry("rlvr/WikiQA-v0", "rlvr.envs.web.wikiqa:WikiQAEnv", max_episode_steps=20),
@@ -32,6 +33,7 @@ BUILTIN_ENVS: tuple[EnvEntry, ...] = (
     EnvEntry(
         "rlvr/SQLInteractive-v0", "rlvr.envs.sql_interactive:SQLInteractiveEnv", 8, {"max_turns": 8}
     ),
+    EnvEntry("rlvr/Code-v0", "rlvr.envs.code:CodeEnv", max_episode_steps=1),
 )
 
 # Self-correction variants of single-turn envs: base id -> (variant id, SelfCorrectEnv kwargs).

@@ -1,0 +1,160 @@
+"""`rlvr/Math-v0`: one math problem, one reply, an exact verdict."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.math.families import FAMILIES, LEVELS, generate
+from rlvr.envs.tasks import ProceduralSource, TaskSource
+from rlvr.envs.verifiable import VerifiableEnv
+from rlvr.verifiers.math import MathVerifier, gold_text
+from rlvr.verifiers.types import Task
+
+DEFAULT_PROMPT_TEMPLATE = "{prompt}\nPut your final answer in \\boxed{{}}."
+
+
+class MathEnv(VerifiableEnv):
+    """Procedural (or loaded) math problems judged by `MathVerifier`.
+
+    ## Description
+    Each episode poses one math problem. By default problems come from nine procedural families,
+    each with difficulty levels 1 to 5: `arithmetic`, `fractions`, `linear` (equations),
+    `quadratic` (equations; the answer is the set of real roots), `systems` (of linear equations;
+    an ordered tuple), `polynomials` (evaluate, expand, remainders, build from roots),
+    `number_theory` (gcd, lcm, remainders, inverses), `combinatorics` (counting and exact
+    probabilities) and `word_problems`. Level 1 of `arithmetic` is two-digit addition
+    ("What is 47 + 38?"), an easy start a tiny model can learn:
+    `gym.make("rlvr/Math-v0", families=["arithmetic"], difficulty=1)`. Any task source can
+    replace the generator, e.g. GSM8K or MATH loaded with `rlvr.envs.math.load_gsm8k` /
+    `load_math`.
+
+    ## Action Space
+    `TextSpace`: the reply as a `str`. The final answer is read from the last `\\boxed{}` (or
+    `<answer>` tags, or "The answer is ..."), outside any `<think>...</think>` block.
+
+    ## Observation Space
+    `TextSpace`: the problem followed by "Put your final answer in \\boxed{}." after `reset`; a
+    one-line verdict after `step`.
+
+    ## Rewards
+    1.0 if the final answer equals the gold answer exactly (equivalent forms count: `0.5` and
+    `\\frac{1}{2}`, sets in any order, `x = 5`, `2\\sqrt{2}` and `\\sqrt{8}`), else 0.0. Several
+    different final answers, a list of candidates, an answer that is not in final form (a copied
+    expression such as `47 + 38`, a fraction not in lowest terms), a check that overruns its time
+    limit: all 0.0. With `format_weight > 0`, a second term rewards a readable final answer.
+    If the checker itself fails, `info["infra_error"]` is True.
+
+    ## Starting State
+    A task drawn with `self.np_random`, or pinned with `options={"task_index": i}` or
+    `options={"task": {"prompt": ..., "answer": ...}}`.
+
+    ## Episode End
+    Terminates after the first reply.
+
+    ## Arguments
+    - `split`: "train" (default) or "test"; the two never share a problem.
+    - `difficulty`: a level in 1..5 or a list of levels (default: all five).
+    - `families`: names of the families to draw from (default: all).
+    - `seed`: the dataset seed (which problems exist); episode sampling uses `reset(seed=...)`.
+    - `tasks`: a task source or list of tasks replacing the generator (then leave `split`,
+      `difficulty`, `families` and `seed` unset).
+    - `system_prompt`: optional system message (default none).
+    - `prompt_template`: a format string with `{prompt}` (default asks for `\\boxed{}`).
+    - `format_weight`: weight of the format term in [0, 1) (default 0).
+    - `timeout`: hard time limit in seconds for one symbolic check (default 5).
+    - `require_simplified`: numeric golds accept only plain numbers (default True).
+
+    ## Version History
+    - v0: initial release: nine families x five levels, GSM8K/MATH loaders, exact verifier.
+    """
+
+    def __init__(
+        self,
+        *,
+        split: str | None = None,
+        difficulty: int | Sequence[int] | None = None,
+        families: str | Sequence[str] | None = None,
+        seed: int | None = None,
+        tasks: TaskSource | Iterable[Task | Mapping[str, Any]] | None = None,
+        system_prompt: str | None = None,
+        prompt_template: str = DEFAULT_PROMPT_TEMPLATE,
+        format_weight: float = 0.0,
+        timeout: float = 5.0,
+        require_simplified: bool = True,
+        render_mode: str | None = None,
+    ) -> None:
+        if tasks is None:
+            tasks = procedural_source(
+                split=split, difficulty=difficulty, families=families, seed=seed
+            )
+        else:
+            given = {"split": split, "difficulty": difficulty, "families": families, "seed": seed}
+            clashing = sorted(name for name, value in given.items() if value is not None)
+            if clashing:
+                raise EnvConfigError(
+                    f"{', '.join(clashing)} configure the built-in generator, which tasks= "
+                    "replaces; drop them (split and filter your own tasks before passing them)"
+                )
+        try:
+            verifier = MathVerifier(timeout=timeout, require_simplified=require_simplified)
+        except ValueError as exc:
+            raise EnvConfigError(str(exc)) from None
+        super().__init__(
+            tasks,
+            verifier,
+            system_prompt=system_prompt,
+            prompt_template=prompt_template,
+            format_weight=format_weight,
+            render_mode=render_mode,
+        )
+
+    def reference_reply(self, task: Task) -> str:
+        return f"The answer is \\boxed{{{gold_text(task)}}}."
+
+
+def procedural_source(
+    *,
+    split: str | None = None,
+    difficulty: int | Sequence[int] | None = None,
+    families: str | Sequence[str] | None = None,
+    seed: int | None = None,
+) -> ProceduralSource:
+    """The procedural task source of `rlvr/Math-v0` (arguments as in the env card)."""
+    names = _family_names(families)
+    levels = _levels(difficulty)
+    try:
+        return ProceduralSource(
+            functools.partial(generate, families=names),
+            name="math" if len(names) == len(FAMILIES) else "math-" + "+".join(names),
+            split="train" if split is None else split,
+            difficulty=levels,
+            seed=0 if seed is None else seed,
+        )
+    except ValueError as exc:
+        raise EnvConfigError(str(exc)) from None
+
+
+def _family_names(families: str | Sequence[str] | None) -> tuple[str, ...]:
+    if families is None:
+        return tuple(FAMILIES)
+    names = (families,) if isinstance(families, str) else tuple(families)
+    unknown = [name for name in names if name not in FAMILIES]
+    if not names or unknown:
+        raise EnvConfigError(
+            f"families must be a non-empty list of {sorted(FAMILIES)}; unknown: {unknown or names}"
+        )
+    return tuple(dict.fromkeys(names))
+
+
+def _levels(difficulty: int | Sequence[int] | None) -> list[int]:
+    if difficulty is None:
+        return list(LEVELS)
+    levels = [difficulty] if isinstance(difficulty, int) else list(difficulty)
+    if not levels or any(isinstance(level, bool) or level not in LEVELS for level in levels):
+        raise EnvConfigError(
+            f"difficulty must be a level in {list(LEVELS)} or a list of them, got {difficulty!r}"
+        )
+    return levels

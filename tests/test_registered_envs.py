@@ -1,0 +1,44 @@
+"""Every built-in environment passes `check_env` (Gymnasium's checker plus ours)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+import rlvr.envs
+from rlvr.envs import check_env
+
+ENV_IDS = rlvr.envs.rlvr_env_ids()
+
+
+def test_builtin_envs_are_registered():
+    assert "rlvr/Math-v0" in ENV_IDS
+    assert all(env_id in gym.registry for env_id in ENV_IDS)
+    assert len(set(ENV_IDS)) == len(ENV_IDS)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_check_env(env_id):
+    env = gym.make(env_id)
+    try:
+        check_env(env)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_env_card(env_id):
+    entry = gym.spec(env_id).entry_point
+    module_name, _, class_name = entry.partition(":")
+    cls = getattr(__import__(module_name, fromlist=[class_name]), class_name)
+    for section in (
+        "Description",
+        "Action Space",
+        "Observation Space",
+        "Rewards",
+        "Starting State",
+        "Episode End",
+        "Arguments",
+        "Version History",
+    ):
+        assert section in (cls.__doc__ or ""), f"{env_id}'s env card lacks '{section}'"
