@@ -31,6 +31,14 @@ def test_env_card(env_id):
     entry = gym.spec(env_id).entry_point
     module_name, _, class_name = entry.partition(":")
     cls = getattr(__import__(module_name, fromlist=[class_name]), class_name)
-    for section in ("Description", "Action Space", "Observation Space", "Rewards",
-                    "Starting State", "Episode End", "Arguments", "Version History"):
+    for section in (
+        "Description",
+        "Action Space",
+        "Observation Space",
+        "Rewards",
+        "Starting State",
+        "Episode End",
+        "Arguments",
+        "Version History",
+    ):
         assert section in (cls.__doc__ or ""), f"{env_id}'s env card lacks '{section}'"
