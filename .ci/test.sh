@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/setup-system.sh
 bash .ci/setup-venv.sh
+.venv/bin/rlvr sandbox build-image --if-missing  # the Docker sandbox image (about 1 s, offline)
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/python -m pytest "$@"

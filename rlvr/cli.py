@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "rlvr.agents.cli",
     "rlvr.envs.web.cli",
     "rlvr.leaderboards.cli",
+    "rlvr.sandboxes.cli",
 )
 
 

@@ -1,0 +1,313 @@
+"""`rlvr/Code-v0`: write a Python function that passes hidden unit tests, run in a sandbox.
+
+Loaders for other task sets live here too: `load_humaneval` and `load_mbpp` read the JSON-lines
+files of those benchmarks, `load_code_dataset` reads any of the three formats through
+HuggingFace `datasets` with a field mapping.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from rlvr.envs.errors import DatasetError, EnvConfigError
+from rlvr.envs.tasks import ListSource, TaskSource, load_hf_dataset, load_jsonl
+from rlvr.envs.verifiable import VerifiableEnv
+from rlvr.verifiers.code.spec import CodeTests
+from rlvr.verifiers.code.verifier import UnitTestConfig, UnitTestVerifier
+from rlvr.verifiers.types import Task, TaskFormatError
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are an expert Python programmer. Answer with the complete solution in a single "
+    "```python code block."
+)
+STYLES = ("humaneval", "mbpp", "cases")
+
+
+class CodeEnv(VerifiableEnv):
+    """Write a Python function; it is run against hidden unit tests in a sandbox.
+
+    ## Description
+    Each episode poses one programming task: a description and the signature of the function to
+    write. The agent replies with code (a ```python block, or bare code); the code runs in an
+    isolated sandbox (`rlvr.sandboxes`: bubblewrap + cgroups by default, or Docker) against
+    hidden tests. The verdict comes from values compared outside the submission's process: its
+    return values travel back as plain data and are compared on the host with expected values
+    that never enter the sandbox, so exiting early, faking equality, patching builtins or
+    printing "PASSED" all score 0. Built-in tasks: 69 functions written for this project
+    (26 at level 1, 24 at level 2, 19 at level 3); HumanEval/MBPP files and HuggingFace datasets
+    load with `load_humaneval`, `load_mbpp`, `load_code_dataset`.
+
+    ## Action Space
+    `TextSpace`: the reply as a `str`.
+
+    ## Observation Space
+    `TextSpace`: the task prompt after `reset`; after the step, the verdict with the first
+    failing test (its input, what the code returned and what was expected) and the tail of the
+    code's own output.
+
+    ## Rewards
+    1.0 if every test passes, else 0.0 (`scoring="all"`, the default); with
+    `scoring="fraction"`, the fraction of tests passed. A timeout, crash or exit before the tests
+    is a failure. If the sandbox itself fails, the reply is not judged: `info["infra_error"]` is
+    True, the verdict status is "error" and the reward 0.0 must be ignored by trainers.
+
+    ## Starting State
+    A task drawn uniformly with `self.np_random`, or pinned with `options={"task_index": i}` or
+    `options={"task": {...}}` (a dict with `prompt` and an `answer` in the `CodeTests` form).
+
+    ## Episode End
+    Terminates after the first reply.
+
+    ## Arguments
+    `tasks` (None for the built-in set, a task source, or a list of tasks), `difficulty` (1, 2, 3
+    or a list; built-in tasks only), `split` (None or "test": the built-in tasks are all a
+    held-out evaluation set; bring training tasks with the loaders), `scoring` ("all" or
+    "fraction"), `backend` ("local" or "docker"), `backend_options` (dict for the backend's
+    config), `executor` (share an `rlvr.sandboxes.Executor` you manage), `timeout` (seconds per
+    submission, default 20),
+    `test_timeout` (seconds per test call, default 5), `reveal_expected` (show the expected
+    value of the first failing test in the feedback; off by default), `system_prompt`.
+
+    ## Version History
+    - v0: initial version (69 built-in tasks, unit-test verifier with host-side comparison).
+    """
+
+    def __init__(
+        self,
+        tasks: TaskSource | Iterable[Task | Mapping[str, Any]] | None = None,
+        *,
+        difficulty: int | list[int] | None = None,
+        split: str | None = None,
+        scoring: str = "all",
+        backend: str = "local",
+        backend_options: dict[str, Any] | None = None,
+        executor: Any = None,
+        timeout: float = 20.0,
+        test_timeout: float = 5.0,
+        reveal_expected: bool = False,
+        system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+        render_mode: str | None = None,
+    ) -> None:
+        from rlvr.envs.code_tasks import builtin_tasks
+
+        if tasks is None:
+            if split not in (None, "test"):
+                raise EnvConfigError(
+                    f"split={split!r}: the built-in code tasks are all a held-out evaluation set "
+                    "(split='test'); to train, pass tasks=load_mbpp(...), load_humaneval(...), "
+                    "load_code_dataset(...) or your own list"
+                )
+            try:
+                tasks = ListSource(builtin_tasks(difficulty), name="rlvr-code")
+            except ValueError as exc:
+                raise EnvConfigError(str(exc)) from None
+        elif difficulty is not None or split is not None:
+            raise EnvConfigError(
+                "difficulty and split select built-in tasks; split and filter your own tasks "
+                "before passing them"
+            )
+        try:
+            config = UnitTestConfig(
+                scoring=scoring,
+                timeout=timeout,
+                test_timeout=test_timeout,
+                backend=backend,
+                reveal_expected=reveal_expected,
+            )
+        except ValueError as exc:
+            raise EnvConfigError(str(exc)) from None
+        verifier = UnitTestVerifier(config, executor=executor, backend_options=backend_options)
+        super().__init__(tasks, verifier, system_prompt=system_prompt, render_mode=render_mode)
+        if isinstance(self.tasks, ListSource):
+            for task in self.tasks.tasks:  # fail now, not in the middle of training
+                _tests_of(task)
+
+    def coerce_task(self, task: Task | Mapping[str, Any]) -> Task:
+        task = super().coerce_task(task)
+        _tests_of(task)
+        return task
+
+    def reference_reply(self, task: Task) -> str:
+        reference = _tests_of(task).reference
+        if not reference:
+            raise RuntimeError(f"task {task.id!r} has no reference solution to act as the oracle")
+        return f"```python\n{reference.rstrip()}\n```"
+
+    def close(self) -> None:
+        self.verifier.close()
+        super().close()
+
+
+def _tests_of(task: Task) -> CodeTests:
+    try:
+        return CodeTests.from_answer(task.answer, task.id)
+    except TaskFormatError as exc:
+        raise EnvConfigError(str(exc)) from None
+
+
+# --- loaders ------------------------------------------------------------------------------------
+
+INSTRUCTIONS = (
+    "Reply with the complete function (and any imports it needs) in a ```python code block."
+)
+
+
+def humaneval_task(task: Task) -> Task:
+    """A task read with HumanEval's fields (prompt, test, entry_point, canonical_solution)."""
+    meta = dict(task.metadata)
+    entry_point = meta.pop("entry_point", None)
+    solution = meta.pop("canonical_solution", None)
+    stub = task.prompt
+    tests = CodeTests(
+        entry_point=_require(entry_point, task, "entry_point"),
+        check=_require(task.answer, task, "test"),
+        preamble=_imports_of(stub),
+        reference=stub + solution if isinstance(solution, str) else None,
+    )
+    prompt = f"Complete this Python function:\n```python\n{stub.rstrip()}\n```\n\n{INSTRUCTIONS}"
+    return Task(task.id, prompt, tests.to_answer(), {**meta, "family": "code"})
+
+
+def mbpp_task(task: Task) -> Task:
+    """A task read with MBPP's fields (text or prompt, code, test_list, test_setup_code)."""
+    meta = dict(task.metadata)
+    code = _require(meta.pop("code", None), task, "code")
+    setup = meta.pop("test_setup_code", "") or ""
+    asserts = task.answer
+    if isinstance(asserts, str):
+        asserts = [asserts]
+    if not isinstance(asserts, list) or not asserts or not all(isinstance(a, str) for a in asserts):
+        raise DatasetError(f"{task.id}: test_list must be a non-empty list of assert statements")
+    entry_point, signature = _tested_function(code, asserts, task.id)
+    tests = CodeTests(entry_point=entry_point, asserts=tuple(asserts), setup=setup, reference=code)
+    prompt = (
+        f"{task.prompt.strip()}\n\nUse this signature:\n```python\n{signature}\n```\n\n"
+        f"{INSTRUCTIONS}"
+    )
+    return Task(task.id, prompt, tests.to_answer(), {**meta, "family": "code"})
+
+
+def cases_task(task: Task) -> Task:
+    """A task whose answer is already a `CodeTests` dict (or that dict as a JSON string)."""
+    answer = task.answer
+    if isinstance(answer, str):
+        try:
+            answer = json.loads(answer)
+        except ValueError as exc:
+            raise DatasetError(f"{task.id}: the answer is not JSON: {exc}") from None
+    try:
+        CodeTests.from_answer(answer, task.id)
+    except TaskFormatError as exc:
+        raise DatasetError(str(exc)) from None
+    return Task(task.id, task.prompt, answer, {**task.metadata, "family": "code"})
+
+
+_CONVERTERS: dict[str, Callable[[Task], Task]] = {
+    "humaneval": humaneval_task,
+    "mbpp": mbpp_task,
+    "cases": cases_task,
+}
+_FIELDS = {
+    "humaneval": {"prompt": "prompt", "answer": "test", "id": "task_id"},
+    "mbpp": {"prompt": "text", "answer": "test_list", "id": "task_id"},
+    "cases": {"prompt": "prompt", "answer": "answer", "id": "id"},
+}
+
+
+def _convert(source: ListSource, style: str) -> ListSource:
+    convert = _CONVERTERS[style]
+    return ListSource([convert(task) for task in source.tasks], name=source.name)
+
+
+def load_humaneval(path: str | os.PathLike[str], *, limit: int | None = None) -> ListSource:
+    """Tasks from a HumanEval-format JSONL file (`HumanEval.jsonl`, HumanEval+ and the like)."""
+    return _convert(load_jsonl(path, fields=_FIELDS["humaneval"], limit=limit), "humaneval")
+
+
+def load_mbpp(
+    path: str | os.PathLike[str],
+    *,
+    limit: int | None = None,
+    fields: Mapping[str, str] | None = None,
+) -> ListSource:
+    """Tasks from an MBPP-format JSONL file. Sanitized MBPP calls the description "prompt":
+    pass `fields={"prompt": "prompt"}`."""
+    mapping = {**_FIELDS["mbpp"], **(fields or {})}
+    return _convert(load_jsonl(path, fields=mapping, limit=limit), "mbpp")
+
+
+def load_code_dataset(
+    name_or_path: str | os.PathLike[str],
+    *,
+    style: str,
+    split: str = "test",
+    subset: str | None = None,
+    revision: str | None = None,
+    fields: Mapping[str, str] | None = None,
+    limit: int | None = None,
+) -> ListSource:
+    """Code tasks through HuggingFace `datasets` (hub name, saved folder or local data file).
+
+    `style` is "humaneval", "mbpp" or "cases" (our own format: a prompt and a `CodeTests`
+    answer); `fields` maps our names (prompt, answer, id) to the dataset's columns when they
+    differ from the style's usual ones, e.g. `{"prompt": "prompt"}` for sanitized MBPP.
+    """
+    if style not in STYLES:
+        raise DatasetError(f"style must be one of {STYLES}, got {style!r}")
+    mapping = {**_FIELDS[style], **(fields or {})}
+    source = load_hf_dataset(
+        name_or_path, split=split, subset=subset, revision=revision, fields=mapping, limit=limit
+    )
+    return _convert(source, style)
+
+
+def _require(value: Any, task: Task, name: str) -> Any:
+    if not isinstance(value, str) or not value.strip():
+        raise DatasetError(f"{task.id}: missing or empty field {name!r}")
+    return value
+
+
+def _imports_of(code: str) -> str:
+    """The top-level import statements of `code` (a HumanEval prompt's `from typing import ...`)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return ""
+    lines = code.splitlines()
+    imports = [
+        "\n".join(lines[node.lineno - 1 : node.end_lineno])
+        for node in tree.body
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+    ]
+    return "\n".join(imports)
+
+
+def _tested_function(code: str, asserts: list[str], task_id: str) -> tuple[str, str]:
+    """The function of `code` that the asserts call, and its `def` line."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        raise DatasetError(f"{task_id}: the reference code does not parse: {exc}") from None
+    called = set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", " ".join(asserts)))
+    lines = code.splitlines()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in called:
+            header = lines[node.lineno - 1 : max(node.body[0].lineno - 1, node.lineno)]
+            return node.name, "\n".join(header).strip()
+    raise DatasetError(f"{task_id}: no function of the reference code is called by the tests")
+
+
+__all__ = [
+    "CodeEnv",
+    "cases_task",
+    "humaneval_task",
+    "load_code_dataset",
+    "load_humaneval",
+    "load_mbpp",
+    "mbpp_task",
+]

@@ -1,0 +1,324 @@
+"""The host's side of the worker protocol (see `rlvr.sandboxes.worker`).
+
+A `Transport` moves bytes to a worker's stdin and from its stdout (result frames) and stderr
+(control frames): pipes of a local process, or a Docker attach socket. `WorkerConnection` runs
+one request at a time over a transport and turns every failure into an `ExecResult`: a program
+that misbehaves gets a program status, a worker that breaks gets a sandbox error and is marked
+dead so that the pool replaces it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import select
+import struct
+import time
+from collections.abc import Callable
+
+from rlvr.sandboxes.errors import ProtocolError
+from rlvr.sandboxes.types import ExecRequest, ExecResult, ProgramStatus, SandboxStatus
+from rlvr.sandboxes.worker import RUN_COMMAND, FrameError, FrameReader, encode_frame
+
+logger = logging.getLogger(__name__)
+
+RESULT, CONTROL = "result", "control"
+BACKSTOP_GRACE = 2.0  # the zygote ends a run this long after the program's wall time
+HOST_GRACE = 8.0  # the host gives up on a worker this long after the program's wall time
+
+
+class TransportClosed(Exception):
+    """The worker's streams ended (it exited or was killed)."""
+
+
+class Transport:
+    """Bytes to and from one worker. Subclasses implement the four methods."""
+
+    def send(self, data: bytes, deadline: float) -> None:
+        raise NotImplementedError
+
+    def receive(self, deadline: float) -> list[tuple[str, bytes]]:
+        """Wait until bytes arrive (or `deadline` passes): [(RESULT|CONTROL, data), ...]."""
+        raise NotImplementedError
+
+    def kill(self) -> None:
+        raise NotImplementedError
+
+    def describe_exit(self) -> str:
+        """Why the worker went away, if known (exit status, engine state)."""
+        return ""
+
+    def is_closed(self) -> bool:
+        """True if the worker is known to be gone (checked between runs, without blocking)."""
+        return False
+
+
+class PipeTransport(Transport):
+    """Pipes of a local process: stdin, stdout (results), stderr (control)."""
+
+    def __init__(self, process, on_kill: Callable[[], None] | None = None) -> None:
+        self.process = process
+        self.stdin = process.stdin.fileno()
+        self.streams = {process.stdout.fileno(): RESULT, process.stderr.fileno(): CONTROL}
+        self.on_kill = on_kill
+        os.set_blocking(self.stdin, False)
+
+    def send(self, data: bytes, deadline: float) -> None:
+        view = memoryview(data)
+        while view:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("the sandbox worker did not accept the request in time")
+            _, writable, _ = select.select([], [self.stdin], [], remaining)
+            if writable:
+                try:
+                    view = view[os.write(self.stdin, view) :]
+                except BlockingIOError:
+                    continue
+                except (BrokenPipeError, ConnectionResetError):
+                    raise TransportClosed("the sandbox worker closed its input") from None
+
+    def receive(self, deadline: float) -> list[tuple[str, bytes]]:
+        if not self.streams:
+            raise TransportClosed("the sandbox worker closed its output")
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return []
+        ready, _, _ = select.select(list(self.streams), [], [], remaining)
+        chunks = []
+        for fd in ready:
+            data = os.read(fd, 1 << 20)
+            if data:
+                chunks.append((self.streams[fd], data))
+            else:
+                del self.streams[fd]
+                if not chunks:
+                    raise TransportClosed("the sandbox worker exited")
+        return chunks
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            with contextlib.suppress(OSError):
+                self.process.kill()
+        try:
+            self.process.wait(timeout=10)
+        except Exception:  # a process that will not die is logged, not raised
+            logger.warning("sandbox worker %s did not exit after SIGKILL", self.process.pid)
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            with contextlib.suppress(OSError):
+                stream.close()
+        if self.on_kill is not None:
+            self.on_kill()
+
+    def is_closed(self) -> bool:
+        return self.process.poll() is not None
+
+    def describe_exit(self) -> str:
+        code = self.process.poll()
+        if code is None:
+            return "still running"
+        return f"exit status {code}" if code >= 0 else f"killed by signal {-code}"
+
+
+class WorkerConnection:
+    """One sandbox worker, driven over a `Transport`; runs one request at a time."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        backend: str,
+        oom_check: Callable[[], bool] | None = None,
+    ) -> None:
+        self.transport = transport
+        self.backend = backend
+        self.oom_check = oom_check
+        self.readers = {RESULT: FrameReader(), CONTROL: FrameReader()}
+        self.alive = True
+        self.info: dict = {}
+        self.runs = 0
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def wait_ready(self, timeout: float) -> dict:
+        """Wait for the worker's hello; raise ProtocolError (with its stderr) if it fails."""
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                frame = self._next_frame(CONTROL, deadline)
+                if frame is None:
+                    raise ProtocolError(f"the sandbox worker did not start within {timeout:g}s")
+                header, _ = frame
+                if header.get("op") == "ready":
+                    self.info = header
+                    return header
+                raise ProtocolError(f"unexpected first message from the worker: {header}")
+        except (TransportClosed, ProtocolError) as exc:
+            self.kill()
+            raise ProtocolError(f"{exc}{self._garbage()}") from None
+
+    def kill(self) -> None:
+        self.alive = False
+        self.transport.kill()
+
+    def healthy(self) -> bool:
+        """Alive as far as we can tell without a run (a vanished container shows up here)."""
+        if self.alive and self.transport.is_closed():
+            self.kill()
+        return self.alive
+
+    # --- one run --------------------------------------------------------------------------------
+
+    def run(self, request: ExecRequest) -> ExecResult:
+        """Run `request`; any worker failure becomes a result and marks this worker dead."""
+        limits = request.limits
+        header, blobs = request_to_wire(request)
+        backstop = limits.wall_time + BACKSTOP_GRACE
+        deadline = time.monotonic() + limits.wall_time + HOST_GRACE
+        self.runs += 1
+        command = RUN_COMMAND + struct.pack(">Q", int(backstop * 1000))
+        try:
+            self.transport.send(command + encode_frame(header, blobs), deadline)
+            result = done = None
+            # A supervisor that exited (rather than being killed) wrote a result first; the two
+            # streams are not ordered with respect to each other (Docker copies them apart).
+            while done is None or (result is None and done.get("exit") is not None):
+                stream, frame = self._next_any(deadline)
+                if stream is None:
+                    return self._give_up(
+                        f"no answer {limits.wall_time + HOST_GRACE:g}s after start"
+                    )
+                if stream == RESULT:
+                    if result is not None:
+                        raise ProtocolError("two results for one run")
+                    result = frame
+                elif done is not None:
+                    raise ProtocolError(f"unexpected control message {frame[0]}")
+                else:
+                    done = frame[0]
+            return self._finish(result, done, limits)
+        except TransportClosed:
+            self.alive = False
+            if self.oom_check is not None and self.oom_check():
+                return ExecResult(
+                    status=ProgramStatus.OOM,
+                    error="the sandbox ran out of memory",
+                    backend=self.backend,
+                )
+            return self._broken(f"the sandbox worker died ({self.transport.describe_exit()})")
+        except TimeoutError as exc:
+            return self._give_up(str(exc))
+        except (ProtocolError, FrameError) as exc:
+            return self._broken(f"protocol error: {exc}")
+
+    def _finish(self, result, done: dict, limits) -> ExecResult:
+        if done.get("op") != "done":
+            raise ProtocolError(f"unexpected control message {done}")
+        if not done.get("clean", False) or self.readers[RESULT].buffer:
+            self.alive = False  # leftovers: never reuse this worker
+        if result is None:
+            self.alive = False
+            if done.get("backstop"):
+                return ExecResult(
+                    status=ProgramStatus.TIMEOUT,
+                    error=f"killed after {limits.wall_time:g}s of wall time (supervisor stalled)",
+                    duration=limits.wall_time,
+                    backend=self.backend,
+                )
+            if done.get("oom"):
+                return ExecResult(status=ProgramStatus.OOM, backend=self.backend)
+            return ExecResult(
+                status=ProgramStatus.FAILED,
+                signal=done.get("signal"),
+                error="the program killed its sandbox supervisor",
+                backend=self.backend,
+            )
+        header, blobs = result
+        if "internal_error" in header:
+            self.alive = False
+            return self._broken(f"the sandbox supervisor failed: {header['internal_error']}")
+        return result_from_wire(header, blobs, self.backend)
+
+    def _give_up(self, why: str) -> ExecResult:
+        self.kill()
+        return ExecResult.sandbox_error(f"sandbox worker unresponsive: {why}", backend=self.backend)
+
+    def _broken(self, why: str) -> ExecResult:
+        self.kill()
+        logger.warning("%s sandbox: %s", self.backend, why)
+        return ExecResult.sandbox_error(why + self._garbage(), backend=self.backend)
+
+    def _garbage(self) -> str:
+        """Non-protocol bytes the worker wrote (bwrap or Python error messages), for errors."""
+        text = bytes(self.readers[CONTROL].buffer[-2000:]).decode("utf-8", "replace").strip()
+        return f": {text}" if text else ""
+
+    # --- frames ---------------------------------------------------------------------------------
+
+    def _next_any(self, deadline: float):
+        while True:
+            for stream in (RESULT, CONTROL):
+                frame = self.readers[stream].pop()
+                if frame is not None:
+                    return stream, frame
+            chunks = self.transport.receive(deadline)
+            if not chunks and time.monotonic() >= deadline:
+                return None, None
+            for stream, data in chunks:
+                self.readers[stream].feed(data)
+
+    def _next_frame(self, wanted: str, deadline: float):
+        while True:
+            frame = self.readers[wanted].pop()
+            if frame is not None:
+                return frame
+            chunks = self.transport.receive(deadline)
+            if not chunks and time.monotonic() >= deadline:
+                return None
+            for stream, data in chunks:
+                self.readers[stream].feed(data)
+
+
+def request_to_wire(request: ExecRequest) -> tuple[dict, list[bytes]]:
+    blobs: list[bytes] = []
+
+    def add(data: str | bytes) -> int:
+        blobs.append(data.encode("utf-8") if isinstance(data, str) else data)
+        return len(blobs) - 1
+
+    header: dict = {
+        "kind": "python" if request.code is not None else "command",
+        "args": list(request.args),
+        "env": dict(request.env),
+        "limits": request.limits.to_wire(),
+        "files": [[path, add(content), 0o644] for path, content in request.files.items()],
+        "stdin": add(request.stdin) if request.stdin else None,
+        "return_files": list(request.return_files),
+    }
+    if request.code is not None:
+        header["code"] = add(request.code)
+    else:
+        header["argv"] = list(request.command or ())
+    return header, blobs
+
+
+def result_from_wire(header: dict, blobs: list[bytes], backend: str) -> ExecResult:
+    try:
+        files = {str(path): blobs[index] for path, index in header.get("files", [])}
+        return ExecResult(
+            status=ProgramStatus(header["status"]),
+            sandbox_status=SandboxStatus.OK,
+            exit_code=header.get("exit_code"),
+            signal=header.get("signal"),
+            stdout=blobs[header["stdout"]],
+            stderr=blobs[header["stderr"]],
+            duration=float(header.get("duration", 0.0)),
+            cpu_time=header.get("cpu_time"),
+            error=str(header.get("note") or ""),
+            truncated=bool(header.get("truncated")),
+            files=files,
+            backend=backend,
+        )
+    except (KeyError, ValueError, IndexError, TypeError) as exc:
+        raise ProtocolError(f"malformed result {header!r:.200}: {exc}") from None

@@ -1,0 +1,495 @@
+"""A pool of sandbox workers shared by every user in the process, and the `Executor` handle.
+
+- One pool per (backend, config) per process, sized to the cores: 64 environments that each ask
+  for an executor share one pool instead of starting 64 (`get_executor`).
+- Each slot of the pool has a thread that owns one warm worker, takes the next job, runs it and
+  replaces the worker if it died. Worker processes are started from these long-lived threads
+  because bubblewrap's `--die-with-parent` follows the thread that started it.
+- Jobs queue per client (per `Executor` handle) and slots serve clients round-robin, so one
+  environment submitting a thousand runs cannot starve another. A job's limits start counting
+  only when a worker starts its program: queueing never eats into a submission's time.
+- Cancellation (asyncio task cancelled, KeyboardInterrupt in `run`) removes a queued job, or kills
+  the worker running it; the slot then starts a fresh worker. Closing the pool, and interpreter
+  exit, kill every worker: no orphaned processes or containers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import dataclasses
+import itertools
+import logging
+import os
+import threading
+import time
+import weakref
+from collections import deque
+from typing import Any
+
+from rlvr.sandboxes.connection import WorkerConnection
+from rlvr.sandboxes.errors import SandboxClosed, SandboxConfigError
+from rlvr.sandboxes.types import ExecRequest, ExecResult, Limits
+
+logger = logging.getLogger(__name__)
+
+
+def default_workers() -> int:
+    """Worker count when none is given: RLVR_SANDBOX_WORKERS, else the usable cores."""
+    configured = os.environ.get("RLVR_SANDBOX_WORKERS")
+    if configured:
+        try:
+            value = int(configured)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise SandboxConfigError(
+                f"RLVR_SANDBOX_WORKERS must be a positive integer, got {configured!r}"
+            )
+        return value
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class Backend:
+    """How to start workers of one kind (local bubblewrap, Docker). Implemented per backend."""
+
+    name = "backend"
+
+    def start_worker(self, slot: int, limits: Limits | None = None) -> WorkerConnection:
+        """Start a worker; `limits` are those of the request it is started for, if any."""
+        raise NotImplementedError
+
+    def prepare(self, worker: WorkerConnection, request: ExecRequest) -> None:
+        """Apply the request's limits to `worker` before it runs (no-op if unchanged)."""
+
+    def forget(self, worker: WorkerConnection) -> None:
+        """Drop what the backend keeps about a worker that is gone."""
+
+    def needs_fresh_worker(self, request: ExecRequest) -> bool:
+        """True if the request cannot run in a warm worker (network access, strict mode)."""
+        return request.limits.network
+
+    def close(self) -> None:
+        pass
+
+
+class Job:
+    """One submitted request. `future` resolves to its `ExecResult`."""
+
+    def __init__(self, pool: WorkerPool, client: int, request: ExecRequest) -> None:
+        self.pool = pool
+        self.client = client
+        self.request = request
+        self.future: concurrent.futures.Future[ExecResult] = concurrent.futures.Future()
+        self.submitted = time.monotonic()
+        self.state = "queued"
+        self.worker: WorkerConnection | None = None
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        """Drop the job if queued; kill its worker if running (the slot starts a fresh one)."""
+        self.pool.cancel(self)
+
+
+class WorkerPool:
+    """`size` slots, each a thread with one warm worker; jobs served round-robin by client."""
+
+    def __init__(self, backend: Backend, size: int) -> None:
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            raise SandboxConfigError(f"workers must be a positive int, got {size!r}")
+        self.backend = backend
+        self.size = size
+        self._cond = threading.Condition()
+        self._queues: dict[int, deque[Job]] = {}
+        self._turns: deque[int] = deque()  # clients with queued jobs, in round-robin order
+        self._threads: list[threading.Thread] = []
+        self._workers: set[WorkerConnection] = set()
+        self._ready = 0
+        self._closed = False
+        self.owner_pid = os.getpid()
+        _POOLS.add(self)
+
+    # --- submitting -----------------------------------------------------------------------------
+
+    def submit(self, client: int, request: ExecRequest) -> Job:
+        if not isinstance(request, ExecRequest):
+            raise TypeError(f"expected an ExecRequest, got {type(request).__name__}")
+        job = Job(self, client, request)
+        with self._cond:
+            if self._closed:
+                raise SandboxClosed("this sandbox executor is closed")
+            self._start_threads()
+            queue = self._queues.setdefault(client, deque())
+            if not queue:
+                self._turns.append(client)
+            queue.append(job)
+            self._cond.notify()
+        return job
+
+    def warm_up(self, timeout: float = 60.0) -> None:
+        """Start every worker now and wait until they are ready (or `timeout` passes)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            self._start_threads()
+            while self._ready < self.size and not self._closed:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._cond.wait(remaining)
+
+    def cancel(self, job: Job) -> None:
+        with self._cond:
+            if job.state == "queued":
+                queue = self._queues.get(job.client)
+                if queue is not None and job in queue:
+                    queue.remove(job)
+                job.state = "done"
+                job.future.cancel()
+                return
+            job.cancelled = True
+            worker = job.worker if job.state == "running" else None
+        if worker is not None:
+            worker.kill()
+
+    def _start_threads(self) -> None:
+        if self._threads:
+            return
+        for slot in range(self.size):
+            thread = threading.Thread(
+                target=self._slot_main,
+                args=(slot,),
+                name=f"rlvr-sandbox-{self.backend.name}-{slot}",
+                daemon=True,
+            )
+            self._threads.append(thread)
+            thread.start()
+
+    def _take(self) -> Job | None:
+        with self._cond:
+            while not self._turns and not self._closed:
+                self._cond.wait()
+            if self._closed:
+                return None
+            client = self._turns.popleft()
+            queue = self._queues[client]
+            job = queue.popleft()
+            if queue:
+                self._turns.append(client)
+            else:
+                del self._queues[client]
+            job.state = "running"
+            return job
+
+    # --- the slot threads -----------------------------------------------------------------------
+
+    def _slot_main(self, slot: int) -> None:
+        worker, start_error = self._start(slot)
+        with self._cond:
+            self._ready += 1
+            self._cond.notify_all()
+        while True:
+            job = self._take()
+            if job is None:
+                break
+            if not job.future.set_running_or_notify_cancel():
+                continue
+            queued = time.monotonic() - job.submitted
+            if self.backend.needs_fresh_worker(job.request):
+                result = self._run_fresh(slot, job)
+            else:
+                if worker is None or not worker.healthy():
+                    if worker is not None:
+                        self._forget(worker)
+                    worker, start_error = self._start(slot)
+                if worker is None:
+                    result = ExecResult.sandbox_error(start_error, backend=self.backend.name)
+                else:
+                    result = self._run_on(worker, job)
+            with self._cond:
+                job.state = "done"
+                job.worker = None
+            job.future.set_result(dataclasses.replace(result, queued=queued))
+            if worker is not None and not worker.alive:
+                self._forget(worker)
+                worker, start_error = self._start(slot)
+        if worker is not None:
+            worker.kill()
+            self._forget(worker)
+
+    def _run_on(self, worker: WorkerConnection, job: Job) -> ExecResult:
+        with self._cond:
+            job.worker = worker
+            cancelled = job.cancelled
+        if cancelled:
+            worker.kill()
+            return ExecResult.sandbox_error("cancelled", backend=self.backend.name)
+        try:
+            self.backend.prepare(worker, job.request)
+            return worker.run(job.request)
+        except Exception as exc:  # the executor boundary: our failure becomes a sandbox error
+            logger.exception("%s sandbox failed to run a request", self.backend.name)
+            worker.kill()
+            return ExecResult.sandbox_error(
+                f"{type(exc).__name__}: {exc}", backend=self.backend.name
+            )
+
+    def _run_fresh(self, slot: int, job: Job) -> ExecResult:
+        worker, error = self._start(slot, job.request.limits)
+        if worker is None:
+            return ExecResult.sandbox_error(error, backend=self.backend.name)
+        try:
+            return self._run_on(worker, job)
+        finally:
+            worker.kill()
+            self._forget(worker)
+
+    def _start(
+        self, slot: int, limits: Limits | None = None
+    ) -> tuple[WorkerConnection | None, str]:
+        if self._closed:
+            return None, "this sandbox executor is closed"
+        try:
+            worker = self.backend.start_worker(slot, limits)
+        except Exception as exc:  # reported per job as a sandbox error, and logged
+            message = f"cannot start a {self.backend.name} sandbox worker: {exc}"
+            logger.warning(message)
+            return None, message
+        with self._cond:
+            if self._closed:
+                worker.kill()
+                return None, "this sandbox executor is closed"
+            self._workers.add(worker)
+        return worker, ""
+
+    def _forget(self, worker: WorkerConnection) -> None:
+        with self._cond:
+            self._workers.discard(worker)
+        self.backend.forget(worker)
+
+    # --- shutdown -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            abandoned = [job for queue in self._queues.values() for job in queue]
+            self._queues.clear()
+            self._turns.clear()
+            workers = list(self._workers)
+            self._cond.notify_all()
+        for job in abandoned:
+            if job.future.set_running_or_notify_cancel():
+                job.future.set_result(
+                    ExecResult.sandbox_error("the executor was closed", backend=self.backend.name)
+                )
+        for worker in workers:
+            worker.kill()
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout=15)
+        with self._cond:
+            leftovers = list(self._workers)
+        for worker in leftovers:
+            worker.kill()
+        self.backend.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+
+_POOLS: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
+_client_ids = itertools.count(1)
+
+
+class Executor:
+    """Runs `ExecRequest`s in sandboxes. Thread-safe; close it (or use `with`) when done.
+
+    `run(request)` blocks; `await arun(request)` does not block the event loop. Neither raises
+    for a failing program or a broken sandbox: look at the result's two statuses. A handle that
+    reaches a forked child process (e.g. a Gymnasium async vector env) starts a pool of its own
+    there at its first run: the parent's workers belong to the parent.
+    """
+
+    def __init__(self, pool: WorkerPool, shared_key: tuple | None = None) -> None:
+        self._pool = pool
+        self._shared_key = shared_key
+        self._client = next(_client_ids)
+        self._closed = False
+        self._lock = threading.Lock()
+
+    @property
+    def backend(self) -> str:
+        return self._pool.backend.name
+
+    @property
+    def workers(self) -> int:
+        return self._pool.size
+
+    @property
+    def closed(self) -> bool:
+        return self._closed or (self._pool.closed and self._pool.owner_pid == os.getpid())
+
+    def _current_pool(self) -> WorkerPool:
+        with self._lock:
+            if self._closed:
+                raise SandboxClosed("this sandbox executor is closed")
+            if self._pool.owner_pid != os.getpid():  # inherited through fork()
+                if self._shared_key is not None:
+                    self._pool = _acquire(self._shared_key)
+                else:
+                    backend = self._pool.backend
+                    self._pool = WorkerPool(
+                        make_backend(backend.name, backend.config), self._pool.size
+                    )
+            return self._pool
+
+    def submit(self, request: ExecRequest) -> Job:
+        return self._current_pool().submit(self._client, request)
+
+    def run(self, request: ExecRequest) -> ExecResult:
+        job = self.submit(request)
+        try:
+            return job.future.result()
+        except BaseException:
+            job.cancel()
+            raise
+
+    async def arun(self, request: ExecRequest) -> ExecResult:
+        job = self.submit(request)
+        try:
+            return await asyncio.wrap_future(job.future)
+        except asyncio.CancelledError:
+            job.cancel()
+            raise
+
+    def warm_up(self, timeout: float = 60.0) -> None:
+        """Start the pool's workers now instead of at the first run."""
+        self._current_pool().warm_up(timeout)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            pool = self._pool
+        if pool.owner_pid != os.getpid():
+            return  # the parent's pool: not ours to close
+        if self._shared_key is not None:
+            _release(self._shared_key, pool)
+        else:
+            pool.close()
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<Executor {self.backend} workers={self.workers} {state}>"
+
+
+# --- one shared pool per (backend, config) per process -----------------------------------------
+
+_shared_lock = threading.Lock()
+_shared: dict[tuple, list] = {}  # key -> [pool, handle count]
+
+
+def get_executor(
+    backend: str = "local", *, workers: int | None = None, shared: bool = True, **options: Any
+) -> Executor:
+    """An executor for `backend` ("local" or "docker"); options go to its config dataclass.
+
+    With `shared=True` (the default) every call with the same backend and options returns a
+    handle to one process-wide pool; the pool closes when the last handle is closed (and at
+    interpreter exit). `workers` defaults to the number of usable cores.
+    """
+    config = make_config(backend, options)
+    size = workers if workers is not None else default_workers()
+    if not shared:
+        return Executor(WorkerPool(make_backend(backend, config), size))
+    key = (backend, config, size)
+    return Executor(_acquire(key), shared_key=key)
+
+
+def _acquire(key: tuple) -> WorkerPool:
+    backend, config, size = key
+    with _shared_lock:
+        entry = _shared.get(key)
+        if entry is None or entry[0].closed:
+            entry = [WorkerPool(make_backend(backend, config), size), 0]
+            _shared[key] = entry
+        entry[1] += 1
+        return entry[0]
+
+
+def _release(key: tuple, pool: WorkerPool) -> None:
+    with _shared_lock:
+        entry = _shared.get(key)
+        if entry is None or entry[0] is not pool:
+            return
+        entry[1] -= 1
+        if entry[1] > 0:
+            return
+        del _shared[key]
+    pool.close()
+
+
+def make_config(backend: str, options: dict[str, Any]) -> Any:
+    if backend == "local":
+        from rlvr.sandboxes.local import LocalConfig
+
+        return _build(LocalConfig, options)
+    if backend == "docker":
+        from rlvr.sandboxes.containers import DockerConfig
+
+        return _build(DockerConfig, options)
+    raise SandboxConfigError(f"unknown sandbox backend {backend!r}; use 'local' or 'docker'")
+
+
+def _build(cls: type, options: dict[str, Any]) -> Any:
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise SandboxConfigError(
+            f"unknown option(s) {unknown} for {cls.__name__}; it accepts {sorted(known)}"
+        )
+    return cls(**options)
+
+
+def make_backend(backend: str, config: Any) -> Backend:
+    if backend == "local":
+        from rlvr.sandboxes.local import LocalBackend
+
+        return LocalBackend(config)
+    from rlvr.sandboxes.containers import DockerBackend
+
+    return DockerBackend(config)
+
+
+def _forget_pools_after_fork() -> None:
+    """In a forked child: the inherited pools (and their workers) belong to the parent."""
+    global _shared_lock
+    _shared_lock = threading.Lock()  # another thread may have held it at fork time
+    _shared.clear()
+    _POOLS.clear()
+
+
+os.register_at_fork(after_in_child=_forget_pools_after_fork)
+
+
+@atexit.register
+def close_all_pools() -> None:
+    """Kill every worker of every pool (registered with atexit; safe to call twice)."""
+    for pool in list(_POOLS):
+        try:
+            pool.close()
+        except Exception:  # at exit, keep closing the others
+            logger.exception("closing a sandbox pool at exit failed")

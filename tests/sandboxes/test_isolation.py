@@ -1,0 +1,296 @@
+"""Every limit and every escape attempt, on both backends (local bubblewrap pool and Docker)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from rlvr.sandboxes import ExecRequest, Limits, ProgramStatus
+from rlvr.sandboxes.types import MiB
+
+
+def run(executor, code, **kwargs):
+    result = executor.run(ExecRequest(code=code, **kwargs))
+    assert not result.infra_error, result.error
+    return result
+
+
+# --- the basics ---------------------------------------------------------------------------------
+
+
+def test_runs_code_with_stdin_args_files_and_returned_files(executor):
+    code = (
+        "import sys\n"
+        "data = open('data/in.txt').read()\n"
+        "open('out.txt', 'w').write(data.upper())\n"
+        "print(sys.argv[1:], sys.stdin.read())\n"
+    )
+    result = run(
+        executor,
+        code,
+        args=["a", "b"],
+        stdin="from stdin",
+        files={"data/in.txt": "hello"},
+        return_files=["out.txt"],
+    )
+    assert result.ok
+    assert result.stdout_text == "['a', 'b'] from stdin\n"
+    assert result.files == {"out.txt": b"HELLO"}
+    assert result.duration > 0 and result.queued >= 0
+
+
+def test_text_is_utf8_both_ways(executor):
+    code = (
+        "import sys\ntext = sys.stdin.read()\n"
+        "print(text[::-1], len(text))\nprint('é', file=sys.stderr)"
+    )
+    result = run(executor, code, stdin="héllo wörld ✓")
+    assert result.stdout_text == "✓ dlröw olléh 13\n" and result.stderr_text == "é\n"
+
+
+def test_runs_a_command(executor):
+    result = executor.run(
+        ExecRequest(
+            command=["python3", "-c", "import sys; print(sys.stdin.read()[::-1])"], stdin="olleh"
+        )
+    )
+    assert result.ok and result.stdout_text == "hello\n"
+
+
+def test_reports_exit_codes_and_exceptions_as_program_failures(executor):
+    exited = run(executor, "import sys; sys.exit(3)")
+    assert (exited.status, exited.exit_code, exited.ok) == (ProgramStatus.FAILED, 3, False)
+    raised = run(executor, "def f():\n    raise ValueError('bad')\nf()")
+    assert raised.status is ProgramStatus.FAILED and raised.exit_code == 1
+    assert "ValueError: bad" in raised.stderr_text and "line 2, in f" in raised.stderr_text
+    missing = executor.run(ExecRequest(command=["no-such-program"]))
+    assert missing.status is ProgramStatus.FAILED and missing.exit_code == 127
+
+
+# --- limits -------------------------------------------------------------------------------------
+
+
+def test_infinite_loop_is_timed_out(executor):
+    result = run(executor, "while True: pass", limits=Limits(wall_time=1))
+    assert result.status is ProgramStatus.TIMEOUT
+    assert 0.9 < result.duration < 3
+
+
+def test_sleeping_program_is_timed_out_by_wall_time(executor):
+    result = run(executor, "import time; time.sleep(60)", limits=Limits(wall_time=0.5))
+    assert result.status is ProgramStatus.TIMEOUT and result.duration < 2
+
+
+def test_cpu_time_limit_kills_a_busy_program(executor):
+    result = run(executor, "while True: pass", limits=Limits(wall_time=20, cpu_time=1))
+    assert result.status is ProgramStatus.TIMEOUT
+    assert result.signal in (signal.SIGXCPU, signal.SIGKILL)  # RLIMIT_CPU, not the wall clock
+    assert result.duration < 20 and result.cpu_time >= 0.9
+
+
+def test_memory_bomb_is_killed(executor):
+    code = "chunks = []\nwhile True:\n    chunks.append(bytearray(10 * 2**20))"
+    result = run(executor, code, limits=Limits(memory=64 * MiB))
+    assert result.status is ProgramStatus.OOM
+    after = run(executor, "print('fine')")  # the worker survives (or is replaced)
+    assert after.ok
+
+
+def test_fork_bomb_is_contained(executor):
+    code = (
+        "import os, time\n"
+        "n = 0\n"
+        "try:\n"
+        "    while True:\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(60)\n"
+        "            os._exit(0)\n"
+        "        n += 1\n"
+        "except OSError as exc:\n"
+        "    print('stopped after', n)\n"
+    )
+    result = run(executor, code, limits=Limits(wall_time=10, processes=16))
+    assert result.ok, result.stderr_text
+    assert result.stdout_text == "stopped after 15\n"  # 16 processes with the program itself
+    # the sleepers were killed with the run: the next run is alone in its namespace
+    alone = run(executor, "import os\nprint(len([p for p in os.listdir('/proc') if p.isdigit()]))")
+    assert int(alone.stdout_text) <= 4  # zygote, supervisor, program (+ cleaner at most)
+
+
+def test_100_mb_of_output_is_capped(executor):
+    code = "import sys\nfor _ in range(100):\n    sys.stdout.write('x' * 2**20)\n"
+    result = run(executor, code)
+    assert result.status is ProgramStatus.OUTPUT_LIMIT
+    assert result.truncated and len(result.stdout) == Limits().output
+    assert result.duration < 5
+
+
+def test_file_size_limit(executor):
+    code = "open('big', 'wb').write(b'x' * 4 * 2**20)"
+    result = run(executor, code, limits=Limits(file_size=1 * MiB))
+    assert result.status is ProgramStatus.FAILED
+
+
+# --- escapes ------------------------------------------------------------------------------------
+
+
+def test_network_is_blocked(executor):
+    code = (
+        "import socket\n"
+        "s = socket.socket()\n"
+        "s.settimeout(3)\n"
+        "try:\n"
+        "    s.connect(('1.1.1.1', 80))\n"
+        "    print('connected')\n"
+        "except OSError as exc:\n"
+        "    print('blocked')\n"
+    )
+    assert run(executor, code).stdout_text == "blocked\n"
+
+
+def test_environment_secrets_are_not_visible(executor, monkeypatch):
+    monkeypatch.setenv("RLVR_TEST_SECRET", "hunter2")
+    result = run(
+        executor, "import os\nprint(sorted(os.environ))\nprint(os.environ)", env={"X": "1"}
+    )
+    assert "hunter2" not in result.stdout_text and "RLVR_TEST_SECRET" not in result.stdout_text
+    names = eval(result.stdout_text.splitlines()[0])
+    assert set(names) <= {"PATH", "HOME", "LANG", "TMPDIR", "X", "HOSTNAME"}
+
+
+def test_files_outside_the_workdir_are_untouched(executor, tmp_path):
+    sentinel = tmp_path / "sentinel.txt"
+    sentinel.write_text("original")
+    code = (
+        "import os\n"
+        f"target = {str(sentinel)!r}\n"
+        "print('visible' if os.path.exists(target) else 'invisible')\n"
+        "for path in [target, '/usr/rlvr-x', '/etc/rlvr-x', '/rlvr-x', '/dev/rlvr-x', '/proc/x']:\n"
+        "    try:\n"
+        "        open(path, 'w').write('hacked')\n"
+        "        print('wrote', path)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "for path in ['/root', '/home', '/work', os.path.expanduser('~root')]:\n"
+        "    try:\n"
+        "        print('listed', path, os.listdir(path)[:1])\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    result = run(executor, code)
+    assert result.stdout_text == "invisible\n"
+    assert sentinel.read_text() == "original"
+    assert not os.path.exists("/usr/rlvr-x")
+
+
+def test_state_of_one_run_is_invisible_to_the_next(executor):
+    leave = (
+        "import ctypes, os\n"
+        "open('/tmp/left', 'w').write('x')\n"
+        "open('/dev/shm/left', 'w').write('x')\n"
+        "open('in-workdir', 'w').write('x')\n"
+        "os.makedirs('/tmp/a/b/c')\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "print(libc.shmget(0x5EED, 4096, 0o1666))\n"  # IPC_CREAT | 0666
+    )
+    assert run(executor, leave).ok
+    look = (
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "print(sorted(os.listdir('/tmp')), os.listdir('/dev/shm'), os.listdir('.'),\n"
+        "      libc.shmget(0x5EED, 0, 0))\n"
+    )
+    for _ in range(4):  # whichever worker takes the run
+        assert run(executor, look).stdout_text == "['work'] [] [] -1\n"
+
+
+# Searches every readable byte of its own address space for a needle that exists only in a
+# private mmap (built from a masked copy, so no other copy is ever made) and skips that mmap.
+MEMORY_SCAN = """
+import ctypes, mmap, sys
+masked = bytes.fromhex(sys.argv[1])
+box = mmap.mmap(-1, len(masked))
+for i, byte in enumerate(masked):
+    box[i] = byte ^ 0x5A
+needle = memoryview(box)
+skip = ctypes.addressof(ctypes.c_char.from_buffer(box))
+found = []
+with open('/proc/self/maps') as maps, open('/proc/self/mem', 'rb', 0) as mem:
+    for line in maps.read().splitlines():
+        span, perms = line.split()[:2]
+        start, end = (int(x, 16) for x in span.split('-'))
+        if 'r' not in perms or start <= skip < end or '[v' in line:
+            continue
+        try:
+            mem.seek(start)
+            if mem.read(end - start).find(needle) >= 0:
+                found.append(line)
+        except (OSError, ValueError, OverflowError):
+            pass
+print(found)
+"""
+
+
+def test_memory_of_earlier_runs_is_not_inherited(executor):
+    secret = os.urandom(16)
+    masked = bytes(byte ^ 0x5A for byte in secret).hex()
+    keep = "import sys\ndata = sys.stdin.buffer.read()\nprint(data.count(data[:16]))"
+    assert run(executor, keep, stdin=secret * 100).stdout_text == "100\n"
+    for _ in range(3):  # the next runs, whichever worker takes them
+        assert run(executor, MEMORY_SCAN, args=[masked]).stdout_text == "[]\n"
+    # the scan does find data that is in memory (here: its own stdin)
+    assert run(executor, MEMORY_SCAN, args=[masked], stdin=secret).stdout_text != "[]\n"
+
+
+def test_the_program_is_not_root(executor):
+    code = (
+        "import os\n"
+        "print(os.getuid(), os.geteuid(), os.getgid())\n"
+        "print(open('/proc/self/status').read().split('CapEff:')[1].split()[0])\n"
+    )
+    ids, capabilities = run(executor, code).stdout_text.splitlines()
+    assert "0" not in ids.split()
+    assert int(capabilities, 16) == 0
+
+
+def test_keyrings_and_ptrace_are_denied(executor):
+    code = (
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "key = libc.syscall(248, b'user', b'k', b'v', 1, -2)\n"  # add_key (x86_64)
+        "print(key == -1)\n"
+        "print(os.access('/proc/1/fd', os.R_OK), os.access('/proc/1/mem', os.R_OK))\n"
+    )
+    if os.uname().machine != "x86_64":
+        pytest.skip("syscall numbers of this test are x86_64's")
+    assert run(executor, code).stdout_text == "True\nFalse False\n"
+
+
+def test_processes_left_in_the_background_are_killed(executor):
+    code = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"  # leaves the program's session: a process-group kill misses it
+        "    if os.fork() == 0:\n"
+        "        time.sleep(2)\n"
+        "        open('/tmp/late', 'w').write('survived')\n"
+        "    os._exit(0)\n"
+        "print('done')\n"
+    )
+    assert run(executor, code).ok
+    look = "import os, time\ntime.sleep(2.5)\nprint(os.listdir('/tmp'))"
+    for _ in range(2):
+        assert run(executor, look).stdout_text == "['work']\n"
+
+
+def test_the_program_cannot_kill_or_stop_the_sandbox(executor):
+    code = (
+        "import os, signal\n"
+        "for sig in (signal.SIGKILL, signal.SIGSTOP, signal.SIGTERM):\n"
+        "    os.kill(1, sig)\n"
+        "print('ok')"
+    )
+    assert run(executor, code).ok
+    assert run(executor, "print(1)").ok

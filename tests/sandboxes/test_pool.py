@@ -1,0 +1,208 @@
+"""The shared pool: fairness, queueing outside the limits, sharing, threads, asyncio, cancellation,
+and a pool that heals after its workers die."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from rlvr.sandboxes import ExecRequest, Executor, Limits, SandboxClosed, get_executor
+from rlvr.sandboxes.errors import SandboxConfigError
+from tests.sandboxes.conftest import local_available
+
+pytestmark = pytest.mark.skipif(not local_available()[0], reason="needs the local sandbox")
+
+
+@pytest.fixture(scope="module")
+def single():
+    """A private pool of one worker: runs happen strictly one after the other."""
+    executor = get_executor("local", workers=1, shared=False)
+    executor.warm_up()
+    yield executor
+    executor.close()
+
+
+def worker_pids(executor) -> set[int]:
+    """Host pids of everything in the pool's worker cgroups (bwrap, zygote and the runs)."""
+    pids: set[int] = set()
+    for cgroup in executor._pool.backend.cgroups.values():
+        pids |= cgroup.pids()
+    return pids
+
+
+def test_clients_are_served_round_robin(single):
+    # a second handle on the same pool is a second client (as a second environment would be)
+    first, second = single, Executor(single._pool)
+    order: list[str] = []
+    lock = threading.Lock()
+
+    def submit(executor, label):
+        job = executor.submit(ExecRequest(code="import time; time.sleep(0.05)"))
+        job.future.add_done_callback(
+            lambda _: (lock.acquire(), order.append(label), lock.release())
+        )
+        return job
+
+    jobs = [submit(first, f"a{i}") for i in range(6)]
+    jobs += [submit(second, f"b{i}") for i in range(2)]
+    for job in jobs:
+        assert job.future.result().ok
+    # a0 was already running when b arrived; afterwards the clients alternate
+    assert order.index("b1") < order.index("a3")
+    assert order[-3:] == ["a3", "a4", "a5"]
+
+
+def test_time_spent_queued_never_counts_against_the_limits(single):
+    request = ExecRequest(code="import time; time.sleep(0.5)", limits=Limits(wall_time=1.5))
+    jobs = [single.submit(request) for _ in range(5)]
+    results = [job.future.result() for job in jobs]
+    assert all(result.ok for result in results), [r.describe() for r in results]
+    assert results[-1].queued > 1.5  # waited longer than its own time limit, and still ran
+    assert all(result.duration < 1.5 for result in results)
+
+
+def test_environments_share_one_pool_per_process():
+    handles = [get_executor("local") for _ in range(64)]
+    try:
+        assert len({id(handle._pool) for handle in handles}) == 1
+        assert handles[0].workers == len(os.sched_getaffinity(0))
+        pool = handles[0]._pool
+        for handle in handles[:-1]:
+            handle.close()
+        assert not pool.closed  # still used by the last handle
+        assert handles[-1].run(ExecRequest(code="print(1)")).ok
+    finally:
+        handles[-1].close()
+    assert pool.closed
+    assert get_executor("local")._pool is not pool  # a new pool once the old one is gone
+
+
+def test_safe_to_share_across_threads(local_executor):
+    results = []
+
+    def work(n):
+        for i in range(4):
+            result = local_executor.run(ExecRequest(code=f"print({n} * 100 + {i})"))
+            results.append((result.ok, int(result.stdout_text), n * 100 + i))
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 32 and all(ok and got == want for ok, got, want in results)
+
+
+def test_asyncio_entry_point(local_executor):
+    async def main():
+        requests = [ExecRequest(code=f"print({i} ** 2)") for i in range(10)]
+        return await asyncio.gather(*(local_executor.arun(request) for request in requests))
+
+    results = asyncio.run(main())
+    assert [int(result.stdout_text) for result in results] == [i**2 for i in range(10)]
+
+
+def test_cancelling_a_running_job_kills_its_processes(single):
+    code = "import os, time\nif os.fork() == 0:\n    os.setsid()\ntime.sleep(60)"
+
+    async def main():
+        task = asyncio.ensure_future(
+            single.arun(ExecRequest(code=code, limits=Limits(wall_time=60)))
+        )
+        await asyncio.sleep(0.5)
+        running = worker_pids(single)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return running
+
+    running = asyncio.run(main())
+    assert len(running) >= 4  # bwrap, zygote, supervisor, program and its child
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_alive(pid) for pid in running):
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in running)
+    assert single.run(ExecRequest(code="print('next')")).ok
+
+
+def test_cancelling_a_queued_job_drops_it(single):
+    busy = single.submit(ExecRequest(code="import time; time.sleep(0.5)"))
+    queued = single.submit(ExecRequest(code="open('/tmp/x', 'w')"))
+    queued.cancel()
+    assert queued.future.cancelled()
+    assert busy.future.result().ok
+
+
+def test_a_dead_worker_is_replaced(single):
+    assert single.run(ExecRequest(code="print(1)")).ok
+    for worker in list(single._pool._workers):
+        os.kill(worker.transport.process.pid, signal.SIGKILL)  # dies between runs
+    time.sleep(0.2)
+    result = single.run(ExecRequest(code="print(2)"))
+    assert result.ok and result.stdout_text == "2\n"
+
+
+def test_a_worker_killed_mid_run_is_a_sandbox_error_and_the_pool_heals(single):
+    job = single.submit(
+        ExecRequest(code="import time; time.sleep(30)", limits=Limits(wall_time=30))
+    )
+    time.sleep(0.5)
+    for worker in list(single._pool._workers):
+        os.kill(worker.transport.process.pid, signal.SIGKILL)
+    result = job.future.result(timeout=20)
+    assert result.infra_error and result.status is None
+    assert "died" in result.error
+    assert single.run(ExecRequest(code="print('healed')")).stdout_text == "healed\n"
+
+
+def test_a_forked_child_runs_on_a_pool_of_its_own(local_executor):
+    assert local_executor.run(ExecRequest(code="print('parent')")).ok
+    parent_pool = local_executor._pool
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: same handle, inherited through fork
+        code = 1
+        try:
+            result = local_executor.run(ExecRequest(code="print('child')"))
+            fresh = local_executor._pool is not parent_pool
+            os.write(write, f"{result.stdout_text.strip()} {fresh}".encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert os.read(read, 100) == b"child True"
+    os.close(read)
+    # the child's exit did not touch the parent's workers
+    assert local_executor._pool is parent_pool
+    assert local_executor.run(ExecRequest(code="print('parent again')")).ok
+
+
+def test_closed_executor_refuses_work():
+    executor = get_executor("local", workers=1, shared=False)
+    executor.close()
+    with pytest.raises(SandboxClosed):
+        executor.run(ExecRequest(code="print(1)"))
+
+
+def test_bad_options_name_the_fix():
+    with pytest.raises(SandboxConfigError, match="unknown option"):
+        get_executor("local", not_an_option=1)
+    with pytest.raises(SandboxConfigError, match="'local' or 'docker'"):
+        get_executor("firecracker")
+    with pytest.raises(SandboxConfigError, match="never 0"):
+        get_executor("local", uid=0)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False

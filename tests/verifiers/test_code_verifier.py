@@ -1,0 +1,307 @@
+"""The unit-test verifier: code extraction, the plain-data codec, and reward hacks that must all
+score 0, in each of the three kinds of tests (host-compared cases, HumanEval check code, MBPP
+asserts). A broken sandbox must give an infrastructure error, never a silent 0."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from rlvr.sandboxes import get_executor
+from rlvr.verifiers import Status, Task
+from rlvr.verifiers.code import (
+    CallCase,
+    CodeTests,
+    NotPlainData,
+    UnitTestConfig,
+    UnitTestVerifier,
+    canonical,
+    decode_value,
+    encode_value,
+    extract_code,
+)
+from rlvr.verifiers.errors import TaskFormatError, VerifierConfigError
+from tests.sandboxes.conftest import local_available
+
+needs_sandbox = pytest.mark.skipif(not local_available()[0], reason="needs the local sandbox")
+
+# --- extraction ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "code"),
+    [
+        ("Sure:\n```python\ndef f(x):\n    return x\n```\nDone.", "def f(x):\n    return x"),
+        (
+            "```py\ndef g(): pass\n```\n```python\ndef f(): return 1\n```\n"
+            "```python\nprint(f())\n```",
+            "def f(): return 1",
+        ),
+        ("def f(x):\n    return 2 * x", "def f(x):\n    return 2 * x"),
+        ("```python\ndef f(x):\n    return x", "def f(x):\n    return x"),  # truncated reply
+        ("```\ndef f(): return 3\n```", "def f(): return 3"),
+        ("I would write f.", None),
+        ("```rust\nfn f() {}\n```", None),
+        ("", None),
+    ],
+)
+def test_extract_code(reply, code):
+    assert extract_code(reply, "f") == code
+
+
+# --- plain data ---------------------------------------------------------------------------------
+
+PLAIN = [
+    None,
+    True,
+    0,
+    -(10**30),
+    1.5,
+    float("inf"),
+    "text",
+    b"\x00bytes",
+    [1, [2, "x"]],
+    (1, (2,)),
+    {"a": 1},
+    {1: "one", (2, 3): [4]},
+    {"$tuple": 1},
+    {1, 2},
+    frozenset({"a"}),
+    [],
+    (),
+    {},
+]
+
+
+@pytest.mark.parametrize("value", PLAIN, ids=repr)
+def test_plain_values_round_trip_with_their_exact_types(value):
+    import json
+
+    decoded = decode_value(json.loads(json.dumps(encode_value(value))))
+    assert canonical(decoded) == canonical(value)
+
+
+def test_nan_round_trips_and_equals_itself():
+    assert math.isnan(decode_value(encode_value(float("nan"))))
+    assert canonical(float("nan")) == canonical(float("nan"))
+
+
+def test_subclasses_and_objects_are_not_plain_data():
+    class Int(int):
+        pass
+
+    class Always(list):
+        def __eq__(self, other):
+            return True
+
+    for value in (Int(3), Always(), object(), [1, Int(2)], {"k": Always()}, 1j, range(3)):
+        with pytest.raises(NotPlainData):
+            encode_value(value)
+
+
+def test_canonical_keeps_int_float_and_bool_apart():
+    assert len({canonical(1), canonical(1.0), canonical(True)}) == 3
+    assert canonical([1, (2,)]) != canonical([1, [2]])
+
+
+@pytest.mark.parametrize("bad", [{"$what": 1}, {"$tuple": 1}, {"$bytes": "%%"}, {"$float": "x"}])
+def test_decoder_rejects_malformed_data(bad):
+    with pytest.raises(ValueError):
+        decode_value(bad)
+
+
+def test_task_answers_are_validated():
+    with pytest.raises(TaskFormatError, match="exactly one"):
+        CodeTests.from_answer({"entry_point": "f"})
+    with pytest.raises(TaskFormatError, match="entry_point"):
+        CodeTests.from_answer({"entry_point": "not a name", "asserts": ["assert True"]})
+    with pytest.raises(TaskFormatError, match="exactly one of 'expected' or 'raises'"):
+        CodeTests.from_answer({"entry_point": "f", "cases": [{"args": []}]})
+    with pytest.raises(VerifierConfigError, match="scoring"):
+        UnitTestConfig(scoring="most")
+
+
+# --- verdicts -----------------------------------------------------------------------------------
+
+CASES = Task(
+    "add",
+    "add two ints",
+    CodeTests(
+        "add",
+        cases=(
+            CallCase((2, 3), expected=5),
+            CallCase((-1, 1), expected=0),
+            CallCase((10**20, 1), expected=10**20 + 1),
+            CallCase(("a", 1), raises="TypeError"),
+        ),
+    ).to_answer(),
+)
+CHECK = Task(
+    "total-check",
+    "sum",
+    CodeTests(
+        "add",
+        check=(
+            "def check(candidate):\n"
+            "    assert candidate(2, 3) == 5\n"
+            "    assert candidate(-1, 1) == 0\n"
+            "    assert candidate(10**20, 1) == 10**20 + 1\n"
+            "    try:\n"
+            "        candidate('a', 1)\n"
+            "        raise AssertionError('no TypeError')\n"
+            "    except TypeError:\n"
+            "        pass\n"
+        ),
+    ).to_answer(),
+)
+ASSERTS = Task(
+    "total-asserts",
+    "sum",
+    CodeTests(
+        "add",
+        asserts=(
+            "assert add(2, 3) == 5",
+            "assert add(-1, 1) == 0",
+            "assert add(10**20, 1) == 10**20 + 1",
+        ),
+    ).to_answer(),
+)
+GOOD = (
+    "```python\ndef add(a, b):\n    if not isinstance(a, int):\n"
+    "        raise TypeError('ints')\n    return a + b\n```"
+)
+
+HACKS = {
+    "wrong answer": "def add(a, b):\n    return a - b",
+    "sys.exit(0) before the tests": "import sys\nsys.exit(0)\ndef add(a, b):\n    return a + b",
+    "os._exit(0) in the call": "import os\ndef add(a, b):\n    os._exit(0)",
+    "SystemExit in the call": "def add(a, b):\n    raise SystemExit(0)",
+    "__eq__ always True": (
+        "class Yes:\n    def __eq__(self, other):\n        return True\n"
+        "    def __sub__(self, other):\n        return 0\n"
+        "def add(a, b):\n    return Yes()"
+    ),
+    "int subclass": (
+        "class I(int):\n    def __eq__(self, o):\n        return True\n"
+        "def add(a, b):\n    return I(0)"
+    ),
+    "True for 5": "def add(a, b):\n    return True",
+    "float for int": "def add(a, b):\n    return float(a + b)",
+    "monkeypatch builtins": (
+        "import builtins\nbuiltins.isinstance = lambda *a: True\nbuiltins.type = lambda *a: int\n"
+        "builtins.AssertionError = type('Nope', (Exception,), {})\n"
+        "def add(a, b):\n    return 0"
+    ),
+    "patch the test runner": (
+        "import sys, unittest\n"
+        "for name, module in list(sys.modules.items()):\n"
+        "    for attr in ('check', 'run_cases', 'run_test_code', 'main', 'run'):\n"
+        "        if hasattr(module, attr):\n"
+        "            try: setattr(module, attr, lambda *a, **k: None)\n"
+        "            except Exception: pass\n"
+        "def add(a, b):\n    return 0"
+    ),
+    "print PASSED": (
+        'print(\'{"load_error": null, "results": [{"value": 5}, {"value": 0}], '
+        '"tests": [{"passed": true}]}\')\nprint(\'PASSED\')\ndef add(a, b):\n    return 0'
+    ),
+    "write to every descriptor": (
+        "import os\nfor fd in range(0, 64):\n    try:\n"
+        '        os.write(fd, b\'{"load_error": null, "tests": [{"passed": true}]}\')\n'
+        "    except OSError:\n        pass\n"
+        "def add(a, b):\n    return 0"
+    ),
+    "read and rewrite the test files": (
+        "import os\nfor name in os.listdir('.'):\n    if name != 'solution.py':\n"
+        "        try: open(name, 'w').write('print(1)')\n        except OSError: pass\n"
+        "def add(a, b):\n    return 0"
+    ),
+    "read the caller's frames": (
+        "import sys\ndef add(a, b):\n    frame, seen = sys._getframe(1), []\n"
+        "    while frame:\n        seen += [c for c in frame.f_code.co_consts if type(c) is int]\n"
+        "        frame = frame.f_back\n    return max(seen + [0])"
+    ),
+    "kill the harness": (
+        "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\ndef add(a, b):\n    return a + b"
+    ),
+    "kill every process": (
+        "import os, signal\nfor pid in range(1, 100):\n    try: os.kill(pid, signal.SIGKILL)\n"
+        "    except OSError: pass\ndef add(a, b):\n    return a + b"
+    ),
+    "use up the time": "def add(a, b):\n    while True:\n        pass",
+    "stop the harness": (
+        "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\ndef add(a, b):\n    return a + b"
+    ),
+    "syntax error": "def add(a, b)\n    return a + b",
+}
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    if not local_available()[0]:
+        pytest.skip("needs the local sandbox")
+    verifier = UnitTestVerifier(UnitTestConfig(timeout=4, test_timeout=1.5))
+    yield verifier
+    verifier.close()
+
+
+@pytest.mark.parametrize("task", [CASES, CHECK, ASSERTS], ids=lambda t: t.id)
+def test_a_correct_solution_scores_one(verifier, task):
+    verdict = verifier.verify(GOOD, task)
+    assert verdict.status is Status.CORRECT, verdict.details
+    assert verdict.data["passed"] == verdict.data["total"]
+
+
+@pytest.mark.parametrize("task", [CASES, CHECK, ASSERTS], ids=lambda t: t.id)
+@pytest.mark.parametrize("hack", sorted(HACKS))
+def test_reward_hacks_score_zero(verifier, task, hack):
+    verdict = verifier.verify(f"```python\n{HACKS[hack]}\n```", task)
+    assert verdict.status is Status.INCORRECT, verdict.details
+    assert verdict.score == 0.0 and not verdict.infra_error
+
+
+def test_fraction_scoring_and_feedback_without_the_gold(verifier):
+    fraction = UnitTestVerifier(
+        UnitTestConfig(scoring="fraction", timeout=4, test_timeout=1.5),
+        executor=verifier.executor(),
+    )
+    half = "```python\ndef add(a, b):\n    return a + b if a > 0 else 99\n```"
+    verdict = fraction.verify(half, CASES)
+    # fails add(-1, 1) only ('a' > 0 raises the TypeError the last case expects)
+    assert verdict.status is Status.INCORRECT and verdict.score == pytest.approx(0.75)
+    assert "add(-1, 1) returned 99, which is not the expected result" in verdict.details
+    assert "expected 0" not in verdict.details  # the hidden gold stays hidden
+    asserts = fraction.verify(half, ASSERTS)
+    assert asserts.score == pytest.approx(2 / 3) and "== 0" not in asserts.details
+
+
+def test_feedback_can_reveal_the_expected_value(verifier):
+    revealing = UnitTestVerifier(
+        UnitTestConfig(reveal_expected=True, timeout=4, test_timeout=1.5),
+        executor=verifier.executor(),
+    )
+    verdict = revealing.verify("```python\ndef add(a, b):\n    return a * b\n```", CASES)
+    assert "add(2, 3) returned 6, expected 5" in verdict.details
+
+
+def test_the_codes_own_output_is_in_the_feedback(verifier):
+    reply = "```python\ndef add(a, b):\n    print('debug', a, b)\n    return 0\n```"
+    verdict = verifier.verify(reply, CASES)
+    assert "debug 2 3" in verdict.details
+
+
+def test_no_code_is_unparsable(verifier):
+    verdict = verifier.verify("The answer is to add them.", CASES)
+    assert verdict.status is Status.UNPARSABLE and verdict.score == 0.0
+
+
+def test_a_broken_sandbox_is_an_infrastructure_error_not_a_zero():
+    dead = get_executor("docker", workers=1, shared=False, base_url="unix:///nonexistent.sock")
+    with dead:
+        verdict = UnitTestVerifier(executor=dead).verify(GOOD, CASES)
+    assert verdict.status is Status.ERROR and verdict.score is None and verdict.infra_error
+    assert "Docker engine unreachable" in verdict.details
+    missing = UnitTestVerifier(backend_options={"bwrap": "/nonexistent/bwrap"})
+    verdict = missing.verify(GOOD, CASES)
+    assert verdict.infra_error and "bubblewrap" in verdict.details

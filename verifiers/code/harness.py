@@ -1,0 +1,506 @@
+"""The unit-test harness that runs inside the sandbox, and the value codec shared with the host.
+
+Standard library only and Python 3.8+: this file is sent into the sandbox as source, and the host
+imports `encode_value`, `decode_value` and `canonical` from it.
+
+Two processes run in the sandbox for every submission:
+
+- the **runner** (this file, started by the executor) holds the tests. It is not dumpable, so the
+  solution's process cannot read its memory or its file descriptors, and it alone writes the
+  report to stdout;
+- the **solution server** loads the submitted code and answers calls `entry_point(*args)` sent
+  over a socket pair, returning each value as plain data (`encode_value`). Its stdout goes to
+  stderr, so nothing it prints can reach the report.
+
+Whatever the solution does to its own interpreter (exit early, patch builtins, return objects
+whose `__eq__` is always True, print "PASSED"), all that leaves its process is plain data of exact
+builtin types, and the comparison happens elsewhere: on the host for `cases` tests (their
+expected values never enter the sandbox), or in the runner for `check`/`asserts` test code. For
+test code the server is a fresh interpreter (`exec`), not a fork of the runner, so no byte of
+the tests is in its memory; the tests reach the runner through stdin, never through a file.
+
+Report (stdout, one JSON object): `{"load_error": str|None, "results": [...]}` in `cases` mode
+(each result `{"value": encoded}` or `{"error": name, "names": [...], "message": str}` or
+`{"timeout": true}` or `{"crash": str}`), `{"load_error": ..., "tests": [{"passed": bool,
+"error": str}]}` otherwise.
+"""
+
+import base64
+import builtins
+import contextlib
+import json
+import math
+import os
+import select
+import socket
+import struct
+import sys
+import time
+
+SOLUTION_FILE = "solution.py"
+HARNESS_FILE = "_rlvr_harness.py"
+# What the executor runs: this file, written next to the solution (the server re-executes it).
+BOOTSTRAP = (
+    f"with open({HARNESS_FILE!r}, encoding='utf-8') as _f:\n"
+    f"    exec(compile(_f.read(), {HARNESS_FILE!r}, 'exec'), {{'__name__': '__main__'}})\n"
+)
+MAX_MESSAGE = 16 << 20
+MAX_DEPTH = 100
+
+# --- plain data ---------------------------------------------------------------------------------
+
+
+class NotPlainData(TypeError):
+    """A value that is not made only of exact builtin types (None, bool, int, float, str, bytes,
+    list, tuple, dict, set, frozenset)."""
+
+
+def encode_value(value, depth=0):
+    """A JSON-compatible form of `value` that records exact types; rejects anything else.
+
+    Lists are JSON arrays, dicts with str keys not starting with "$" are JSON objects; tuples,
+    sets, frozensets, bytes, other dicts and non-finite floats are one-key objects
+    (`{"$tuple": [...]}`). Subclasses of the builtin types are rejected.
+    """
+    if depth > MAX_DEPTH:
+        raise NotPlainData("the value is nested too deeply")
+    kind = type(value)
+    if value is None or kind is bool or kind is int or kind is str:
+        return value
+    if kind is float:
+        if math.isfinite(value):
+            return value
+        return {"$float": "nan" if value != value else ("inf" if value > 0 else "-inf")}
+    if kind is list:
+        return [encode_value(item, depth + 1) for item in value]
+    if kind is tuple:
+        return {"$tuple": [encode_value(item, depth + 1) for item in value]}
+    if kind is set or kind is frozenset:
+        items = [encode_value(item, depth + 1) for item in value]
+        items.sort(key=lambda item: json.dumps(item, sort_keys=True))
+        return {"$" + kind.__name__: items}
+    if kind is bytes:
+        return {"$bytes": base64.b64encode(value).decode("ascii")}
+    if kind is dict:
+        if all(type(key) is str and not key.startswith("$") for key in value):
+            return {key: encode_value(item, depth + 1) for key, item in value.items()}
+        return {
+            "$dict": [
+                [encode_value(key, depth + 1), encode_value(item, depth + 1)]
+                for key, item in value.items()
+            ]
+        }
+    raise NotPlainData(
+        f"a value of type {kind.__name__} is not plain data (use None, bool, int, float, str, "
+        "bytes, list, tuple, dict, set or frozenset, not subclasses)"
+    )
+
+
+_TAGS = ("$float", "$tuple", "$set", "$frozenset", "$bytes", "$dict")
+
+
+def decode_value(data, depth=0):
+    """Inverse of `encode_value` for data parsed from JSON; raises ValueError on anything else."""
+    if depth > MAX_DEPTH:
+        raise ValueError("value nested too deeply")
+    kind = type(data)
+    if data is None or kind is bool or kind is int or kind is str:
+        return data
+    if kind is float:
+        return data
+    if kind is list:
+        return [decode_value(item, depth + 1) for item in data]
+    if kind is not dict:
+        raise ValueError(f"not a JSON value: {kind.__name__}")
+    if len(data) == 1:
+        ((tag, body),) = data.items()
+        if tag in _TAGS:
+            return _decode_tagged(tag, body, depth)
+        if tag.startswith("$"):
+            raise ValueError(f"unknown tag {tag!r}")
+    if any(key.startswith("$") for key in data):
+        raise ValueError("keys starting with '$' are reserved for type tags")
+    return {key: decode_value(item, depth + 1) for key, item in data.items()}
+
+
+def _decode_tagged(tag, body, depth):
+    if tag == "$float":
+        if body not in ("nan", "inf", "-inf"):
+            raise ValueError(f"bad $float {body!r}")
+        return float(body)
+    if tag == "$bytes":
+        if type(body) is not str:
+            raise ValueError("$bytes needs base64 text")
+        return base64.b64decode(body.encode("ascii"), validate=True)
+    if type(body) is not list:
+        raise ValueError(f"{tag} needs a list")
+    if tag == "$dict":
+        pairs = []
+        for pair in body:
+            if type(pair) is not list or len(pair) != 2:
+                raise ValueError("$dict needs [key, value] pairs")
+            pairs.append((decode_value(pair[0], depth + 1), decode_value(pair[1], depth + 1)))
+        try:
+            return dict(pairs)
+        except TypeError:
+            raise ValueError("unhashable dict key") from None
+    items = [decode_value(item, depth + 1) for item in body]
+    try:
+        return {"$tuple": tuple, "$set": set, "$frozenset": frozenset}[tag](items)
+    except TypeError:
+        raise ValueError("unhashable set element") from None
+
+
+def canonical(value):
+    """A hashable form of a plain value that is equal only for values of the same exact types.
+
+    `1 == 1.0 == True` in Python; `canonical` keeps them apart, and makes NaN equal to NaN.
+    """
+    kind = type(value)
+    if kind is float:
+        return ("float", "nan") if value != value else ("float", value)
+    if kind is list or kind is tuple:
+        return (kind.__name__, tuple(canonical(item) for item in value))
+    if kind is set or kind is frozenset:
+        return (kind.__name__, frozenset(canonical(item) for item in value))
+    if kind is dict:
+        return ("dict", frozenset((canonical(k), canonical(v)) for k, v in value.items()))
+    return (kind.__name__, value)
+
+
+# --- messages over the socket pair ---------------------------------------------------------------
+
+
+def send_message(sock, payload):
+    data = json.dumps(payload, separators=(",", ":")).encode("utf-8")
+    sock.sendall(struct.pack(">I", len(data)) + data)
+
+
+class ChannelClosed(Exception):
+    pass
+
+
+def receive_message(sock, timeout=None):
+    """The next message, or raise ChannelClosed / TimeoutError / ValueError (bad message)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    head = _receive_exact(sock, 4, deadline)
+    (size,) = struct.unpack(">I", head)
+    if size > MAX_MESSAGE:
+        raise ValueError(f"message of {size} bytes is too large")
+    return json.loads(_receive_exact(sock, size, deadline).decode("utf-8"))
+
+
+def _receive_exact(sock, size, deadline):
+    chunks, remaining = [], size
+    while remaining:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([sock], [], [], left)[0]:
+                raise TimeoutError
+        chunk = sock.recv(min(remaining, 1 << 20))
+        if not chunk:
+            raise ChannelClosed
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+# --- the solution server (untrusted once the solution is loaded) --------------------------------
+
+
+def serve(fd, entry_point, preamble):
+    sock = socket.socket(fileno=fd)
+    namespace = {"__name__": "solution", "__file__": SOLUTION_FILE, "__builtins__": builtins}
+    try:
+        with open(SOLUTION_FILE, encoding="utf-8") as handle:
+            code = handle.read()
+        if preamble:
+            exec(compile(preamble, "<preamble>", "exec"), namespace)
+        exec(compile(code, SOLUTION_FILE, "exec"), namespace)
+        function = namespace.get(entry_point)
+        if not callable(function):
+            raise NameError(f"the code does not define a function named {entry_point!r}")
+    except BaseException as exc:
+        _flush()
+        send_message(sock, {"load_error": describe_exception(exc)})
+        return
+    _flush()
+    send_message(sock, {"ready": True})
+    while True:
+        try:
+            message = receive_message(sock)
+        except ChannelClosed:
+            return
+        args = decode_value(message["args"])
+        kwargs = decode_value(message["kwargs"])
+        try:
+            result = {"value": encode_value(function(*args, **kwargs))}
+        except NotPlainData as exc:
+            result = {"error": "TypeError", "names": ["TypeError"], "message": str(exc)}
+        except BaseException as exc:
+            names = [cls.__name__ for cls in type(exc).__mro__ if cls.__module__ == "builtins"]
+            result = {"error": type(exc).__name__, "names": names, "message": str(exc)[:500]}
+        _flush()  # the process may be killed right after this call: keep what it printed
+        send_message(sock, result)
+
+
+def _flush():
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BaseException):
+            stream.flush()
+
+
+def describe_exception(exc):
+    import traceback
+
+    lines = traceback.format_exception_only(type(exc), exc)
+    text = "".join(lines).strip()
+    return text[-2000:]
+
+
+# --- the runner (trusted: never runs solution code) ----------------------------------------------
+
+
+class Aborted(BaseException):
+    """The solution timed out or its process died during a call (not catchable as Exception)."""
+
+
+class SolutionError(RuntimeError):
+    """The solution raised an exception that is not a builtin Exception (e.g. SystemExit)."""
+
+
+class Server:
+    """One solution-server process, and calls into it."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.pid = None
+        self.sock = None
+        self.broken = None
+        self.calls = []
+
+    def start(self):
+        ours, theirs = socket.socketpair()
+        if self.spec["mode"] == "cases":
+            self.pid = os.fork()
+            if self.pid == 0:  # nothing secret in our memory in cases mode: fork is enough
+                try:
+                    os.dup2(2, 1)
+                    keep = theirs.fileno()
+                    for fd in _open_fds():
+                        if fd > 2 and fd != keep:
+                            with contextlib.suppress(OSError):
+                                os.close(fd)
+                    serve(keep, self.spec["entry_point"], self.spec.get("preamble", ""))
+                finally:
+                    os._exit(0)
+        else:  # test code is in our memory: start a fresh interpreter instead of forking
+            argv = [
+                sys.executable,
+                "-S",
+                "-s",
+                "-B",
+                os.path.abspath(HARNESS_FILE),
+                "--serve",
+                "3",
+                self.spec["entry_point"],
+            ]
+            env = dict(os.environ, RLVR_PREAMBLE=self.spec.get("preamble", ""))
+            self.pid = os.posix_spawn(
+                sys.executable,
+                argv,
+                env,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, 2, 1),
+                    (os.POSIX_SPAWN_DUP2, theirs.fileno(), 3),
+                ],
+            )
+        theirs.close()
+        self.sock = ours
+        try:
+            hello = receive_message(ours, self.spec.get("load_timeout", 10.0))
+        except (TimeoutError, ChannelClosed, ValueError):
+            self.stop("the solution's process did not start")
+            return "the code did not finish loading"
+        if "load_error" in hello:
+            self.stop(None)
+            return str(hello["load_error"])
+        return None
+
+    def call(self, args, kwargs):
+        """Call the solution; returns a reply dict (`value` / `error`) or raises Aborted."""
+        if self.broken:
+            raise Aborted(self.broken)
+        payload = {"args": encode_value(list(args)), "kwargs": encode_value(dict(kwargs))}
+        self.calls.append(payload)
+        try:
+            send_message(self.sock, payload)
+            return receive_message(self.sock, self.spec.get("test_timeout", 5.0))
+        except TimeoutError:
+            self.stop("timed out after {:g}s".format(self.spec.get("test_timeout", 5.0)))
+        except (ChannelClosed, OSError):
+            self.stop("the solution's process exited during the call")
+        except ValueError:
+            self.stop("the solution sent an invalid reply")
+        raise Aborted(self.broken)
+
+    def stop(self, reason):
+        self.broken = reason or "stopped"
+        if self.sock is not None:
+            self.sock.close()
+        if self.pid is not None:
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, 9)
+            with contextlib.suppress(OSError):
+                os.waitpid(self.pid, 0)
+        self.pid = None
+
+
+def _open_fds():
+    try:
+        return [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return list(range(3, 1024))
+
+
+def rebuild_exception(reply):
+    """The solution's exception, as a fresh builtin exception the test code can catch."""
+    name, message = str(reply.get("error")), str(reply.get("message", ""))
+    cls = getattr(builtins, name, None)
+    if isinstance(cls, type) and issubclass(cls, Exception) and cls.__module__ == "builtins":
+        try:
+            return cls(message)
+        except TypeError:
+            pass
+    return SolutionError(f"{name}: {message}")
+
+
+def make_proxy(holder):
+    def candidate(*args, **kwargs):
+        reply = holder["server"].call(args, kwargs)
+        if "value" in reply:
+            try:
+                return decode_value(reply["value"])
+            except ValueError:
+                holder["server"].stop("the solution sent an invalid value")
+                raise Aborted("the solution sent an invalid value") from None
+        raise rebuild_exception(reply)
+
+    return candidate
+
+
+def run_cases(spec, holder):
+    results = []
+    for case in spec["cases"]:
+        server = holder["server"]
+        if server.broken:
+            if spec.get("stop_on_failure") or not _restart(spec, holder):
+                results.append({"crash": server.broken})
+                continue
+            server = holder["server"]
+        try:
+            reply = server.call(decode_value(case["args"]), decode_value(case.get("kwargs", {})))
+        except Aborted as exc:
+            timeout = "timed out" in str(exc)
+            results.append({"timeout": True} if timeout else {"crash": str(exc)})
+            continue
+        if "value" not in reply and "error" not in reply:
+            reply = {"crash": "the solution sent an invalid reply"}
+        results.append(reply)
+    return {"results": results}
+
+
+def run_test_code(spec, holder):
+    namespace = {"__name__": "__tests__", "__builtins__": builtins}
+    proxy = make_proxy(holder)
+    namespace[spec["entry_point"]] = proxy
+    namespace["candidate"] = proxy
+    if spec.get("setup"):
+        exec(compile(spec["setup"], "<test setup>", "exec"), namespace)
+        namespace[spec["entry_point"]] = proxy
+    if spec["mode"] == "check":
+        exec(compile(spec["check"], "<tests>", "exec"), namespace)
+        checker = namespace.get("check")
+        tests = [("check(candidate)", lambda: checker(proxy))]
+    else:
+        tests = []
+        for index, source in enumerate(spec["asserts"]):
+            code = compile(source, f"<test {index + 1}>", "exec")
+            tests.append((source, lambda code=code: exec(code, namespace)))
+    outcomes = []
+    for source, test in tests:
+        broken = holder["server"].broken
+        if broken and (spec.get("stop_on_failure") or not _restart(spec, holder)):
+            outcomes.append({"passed": False, "test": source, "error": broken})
+            continue
+        server = holder["server"]
+        del server.calls[:]
+        try:
+            test()
+            passed, error = server.broken is None, server.broken
+        except Aborted as exc:
+            passed, error = False, str(exc)
+        except BaseException as exc:
+            passed, error = False, describe_exception(exc) or type(exc).__name__
+        outcome = {"passed": bool(passed), "test": source[:500]}
+        if not passed:
+            outcome["error"] = (error or "failed")[:1000]
+            if server.calls:
+                outcome["last_call"] = server.calls[-1]
+        outcomes.append(outcome)
+        if not passed and spec.get("stop_on_failure"):
+            break
+    return {"tests": outcomes}
+
+
+def _restart(spec, holder):
+    if holder["restarts"] >= spec.get("max_restarts", 3):
+        return False
+    holder["restarts"] += 1
+    server = Server(spec)
+    if server.start() is not None:
+        return False
+    holder["server"] = server
+    return True
+
+
+def set_not_dumpable():
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
+    except (OSError, AttributeError, ImportError):
+        pass
+
+
+def run():
+    set_not_dumpable()
+    report_fd = os.dup(1)  # only we hold the report channel; fd 1 becomes stderr for everyone
+    os.dup2(2, 1)
+    spec = json.loads(sys.stdin.read())
+    sys.stdin.close()
+    holder = {"server": Server(spec), "restarts": 0}
+    load_error = holder["server"].start()
+    report = {"load_error": load_error}
+    if load_error is None:
+        if spec["mode"] == "cases":
+            report.update(run_cases(spec, holder))
+        else:
+            report.update(run_test_code(spec, holder))
+    holder["server"].stop(None)
+    data = json.dumps(report, separators=(",", ":")).encode("utf-8")
+    while data:
+        data = data[os.write(report_fd, data) :]
+    os.close(report_fd)
+
+
+def main(argv):
+    if len(argv) > 1 and argv[1] == "--serve":
+        preamble = os.environ.pop("RLVR_PREAMBLE", "")
+        serve(int(argv[2]), argv[3], preamble)
+        return
+    run()
+
+
+if __name__ == "__main__":
+    main(sys.argv)
