@@ -20,9 +20,10 @@ through `LeanDecoder` (the same modules, less bookkeeping; `lean=False` turns it
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -219,7 +220,8 @@ class HFPolicy:
         model = self.model
         if self.lora is not None:
             model = copy.deepcopy(model).merge_and_unload()
-        model.save_pretrained(folder)
+        with _quiet_transformers():
+            model.save_pretrained(folder)
         self.tokenizer.save_pretrained(folder)
         return folder
 
@@ -351,13 +353,28 @@ def _load(name: str, tokenizer: Any, dtype: torch.dtype | None) -> tuple[Any, An
     try:
         if tokenizer is None:
             tokenizer = AutoTokenizer.from_pretrained(name)
-        model = AutoModelForCausalLM.from_pretrained(name, dtype=dtype)
+        with _quiet_transformers():
+            model = AutoModelForCausalLM.from_pretrained(name, dtype=dtype)
     except OSError as exc:
         raise PolicyError(
             f"cannot load a model from {name!r}: {exc}. Pass a local folder with config.json "
             "and weights (e.g. from `rlvr tiny`), or a hub id reachable from this machine"
         ) from None
     return model, tokenizer
+
+
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """No per-shard progress bars while loading/saving (checkpoints are written often)."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
 
 
 def _apply_lora(model: Any, lora: LoraSettings) -> Any:

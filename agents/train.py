@@ -27,7 +27,7 @@ import torch
 
 from rlvr.agents.errors import TrainingError
 from rlvr.agents.evaluate import evaluate
-from rlvr.agents.hf import HFPolicy, LoraSettings
+from rlvr.agents.hf import HFPolicy, LoraSettings, _quiet_transformers
 from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner
 from rlvr.agents.learners.ppo import PPOConfig, PPOLearner
 from rlvr.agents.metrics import MetricsLog, plot_learning_curves
@@ -263,7 +263,8 @@ class Trainer:
                     self.save_checkpoint()
                 if bar is not None:
                     bar.update(1)
-                    bar.set_postfix(_postfix(metrics))
+                    held_out = self.evaluations[-1]["eval/success_rate"]
+                    bar.set_postfix(_postfix({**metrics, "eval/success_rate": held_out}))
         finally:
             if bar is not None:
                 bar.close()
@@ -312,7 +313,8 @@ class Trainer:
         else:
             from transformers import AutoModelForCausalLM
 
-            saved = AutoModelForCausalLM.from_pretrained(folder / "model")
+            with _quiet_transformers():
+                saved = AutoModelForCausalLM.from_pretrained(folder / "model")
             self.policy.model.load_state_dict(saved.state_dict())
         self.learner.load_state_dict(state["learner"])
         self.task_rng.bit_generator.state = state["task_rng"]
