@@ -98,16 +98,23 @@ def test_every_trainable_parameter_changes_and_losses_are_finite(tiny_path, tmp_
 
 
 def test_lora_training_changes_only_the_adapters(tiny_path, tmp_path):
-    trainer = Trainer(config(tiny_path, tmp_path, lora=LoraSettings(r=2, alpha=4)))
+    trainer = Trainer(
+        config(
+            tiny_path, tmp_path, lora=LoraSettings(r=2, alpha=4), grpo=GRPOConfig(lr=1e-3, beta=0.1)
+        )
+    )
+    assert trainer.learner.reference.model is None, "LoRA's reference is the base model itself"
     named = dict(trainer.policy.model.named_parameters())
     before = {name: p.detach().clone() for name, p in named.items()}
     trainer.train_step()
-    trainer.train_step()
+    metrics = trainer.train_step()
+    assert metrics["losses/kl"] > 0 and math.isfinite(metrics["losses/kl"])
     changed = {name for name, p in named.items() if not torch.equal(before[name], p)}
     adapters = {name for name, p in named.items() if p.requires_grad}
     assert changed == adapters and all("lora_" in name for name in adapters)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "overrides",
     [
