@@ -126,7 +126,7 @@ def build_model(args: argparse.Namespace) -> None:
 def spawn(name: str, args: argparse.Namespace) -> dict:
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", name]
     for key, value in vars(args).items():
-        if key == "worker" or value is None:
+        if key in ("worker", "report_only") or value is None:
             continue
         command += [
             f"--{key.replace('_', '-')}",
