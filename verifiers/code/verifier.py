@@ -25,6 +25,7 @@ from rlvr.verifiers.code.harness import (
     BOOTSTRAP,
     HARNESS_FILE,
     SOLUTION_FILE,
+    builtin_exception_class,
     decode_value,
 )
 from rlvr.verifiers.code.spec import CallCase, CodeTests
@@ -36,6 +37,9 @@ logger = logging.getLogger(__name__)
 HARNESS_SOURCE = (Path(__file__).parent / "harness.py").read_text(encoding="utf-8")
 SCORING = ("all", "fraction")
 FEEDBACK_OUTPUT = 1500  # characters of the solution's own output shown in feedback
+# Output of a run: the report (every returned value, each up to the harness's 16 MiB) and the
+# code's own prints. The sandbox's 1 MiB default would fail correct code that returns a big list.
+RUN_OUTPUT = 32 * MiB
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,7 @@ class UnitTestConfig:
             raise VerifierConfigError("test_timeout cannot exceed timeout")
 
     def limits(self) -> Limits:
-        return Limits(wall_time=self.timeout, memory=self.memory)
+        return Limits(wall_time=self.timeout, memory=self.memory, output=RUN_OUTPUT)
 
 
 class UnitTestVerifier:
@@ -188,7 +192,7 @@ def _report(result: ExecResult) -> dict | None:
         return None
     try:
         report = json.loads(result.stdout)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return report if isinstance(report, dict) else None
 
@@ -208,8 +212,8 @@ def _judge_case(case: CallCase, reply: Any, reveal: bool) -> tuple[bool, str]:
     if "crash" in reply:
         return False, f"crashed ({_text(reply['crash'])})"
     if "error" in reply:
-        names = reply.get("names") if isinstance(reply.get("names"), list) else []
-        if case.raises is not None and case.raises in names:
+        names = reply.get("names")
+        if case.raises is not None and builtin_exception_class(names) and case.raises in names:
             return True, ""
         return False, f"raised {_text(reply['error'])}: {_text(reply.get('message', ''))}"
     if "value" not in reply:
@@ -258,7 +262,10 @@ def _call(entry_point: str, case: CallCase) -> str:
 
 
 def _show(value: Any, limit: int = 200) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # e.g. an int too long to print in decimal
+        return f"<a {type(value).__name__} too large to show>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
