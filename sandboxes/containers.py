@@ -156,6 +156,12 @@ class DockerTransport(Transport):
             self.sock.close()
         self.backend.remove_container(self.container)
 
+    def interrupt(self) -> None:
+        # The reading thread sees the end of the stream; Docker closes the container's input, and
+        # the worker kills its run and exits.
+        with contextlib.suppress(OSError):
+            self.raw.shutdown(socket.SHUT_RDWR)
+
     def describe_exit(self) -> str:
         try:
             self.container.reload()
