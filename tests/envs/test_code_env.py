@@ -187,6 +187,46 @@ def test_humaneval_reply_without_the_prompt_imports_still_works(tmp_path):
     env.close()
 
 
+def test_humaneval_prompt_helpers_reach_the_solution_and_the_tests(tmp_path):
+    # Like HumanEval/38: the prompt defines a helper that the tests and the solution both use.
+    row = {
+        "task_id": "Demo/2",
+        "prompt": (
+            "def shift(word: str, k: int) -> str:\n"
+            '    """Move each lowercase letter k places along the alphabet."""\n'
+            "    return ''.join(chr((ord(c) - 97 + k) % 26 + 97) for c in word)\n\n\n"
+            "def unshift(word: str) -> str:\n"
+            '    """Undo shift(word, 3)."""\n'
+        ),
+        "canonical_solution": "    return shift(word, -3)\n",
+        "test": (
+            "def check(candidate):\n    for word in ['abc', 'xyz', 'hello']:\n"
+            "        assert candidate(shift(word, 3)) == word\n"
+        ),
+        "entry_point": "unshift",
+    }
+    source = load_humaneval(write_jsonl(tmp_path / "he.jsonl", [row]))
+    assert "def unshift" not in CodeTests.from_answer(source[0].answer).preamble
+    run_oracle_and_junk(source)
+    env = CodeEnv(source)
+    env.reset(options={"task_index": 0})
+    assert env.step("```python\ndef unshift(word):\n    return shift(word, 23)\n```")[1] == 1.0
+    env.close()
+
+
+def test_sanitized_mbpp_test_imports_reach_the_tests(tmp_path):
+    row = {
+        "task_id": 902,
+        "prompt": "Write a function for the area of a circle of radius r.",
+        "code": "import math\ndef circle_area(r):\n    return math.pi * r * r",
+        "test_imports": ["import math"],
+        "test_list": ["assert math.isclose(circle_area(2), 12.566, rel_tol=0.001)"],
+    }
+    run_oracle_and_junk(
+        load_mbpp(write_jsonl(tmp_path / "s.jsonl", [row]), fields={"prompt": "prompt"})
+    )
+
+
 def test_load_mbpp_jsonl(tmp_path):
     source = load_mbpp(write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ROWS))
     task = source[0]
