@@ -468,3 +468,21 @@ def test_correct_code_with_big_values_passes(verifier, task):
     assert wrong.status is Status.INCORRECT
     if "cases" in task.answer:  # feedback shows what was returned, even an int too long to print
         assert "too large to show" in wrong.details
+
+
+def test_errors_of_the_test_code_do_not_quote_the_gold(verifier):
+    task = Task(
+        "raising-check",
+        "add",
+        CodeTests(
+            "add",
+            check=(
+                "def check(candidate):\n    got = candidate(2, 3)\n    if got != 5:\n"
+                "        raise ValueError(f'add(2, 3) should be 5, not {got}')\n"
+            ),
+        ).to_answer(),
+    )
+    wrong = verifier.verify("```python\ndef add(a, b):\n    return 6\n```", task)
+    assert "ValueError" in wrong.details and "should be 5" not in wrong.details
+    own = verifier.verify("```python\ndef add(a, b):\n    raise ValueError('mine')\n```", task)
+    assert "ValueError: mine" in own.details  # the code's own exception is shown in full

@@ -403,12 +403,14 @@ def rebuild_exception(reply):
     `class MyError(KeyError)` is caught by `except KeyError`), which test code can catch."""
     name, message = str(reply.get("error")), str(reply.get("message", ""))
     cls = builtin_exception_class(reply.get("names"))
+    exc = None
     if cls is not None and issubclass(cls, Exception) and not issubclass(cls, _NOT_REBUILT):
-        try:
-            return cls(message)
-        except TypeError:
-            pass
-    return SolutionError(f"{name}: {message}")
+        with contextlib.suppress(TypeError):  # e.g. UnicodeDecodeError needs more arguments
+            exc = cls(message)
+    if exc is None:
+        exc = SolutionError(f"{name}: {message}")
+    exc.raised_by_solution = True
+    return exc
 
 
 def clean_reply(reply):
@@ -495,6 +497,7 @@ def run_test_code(spec, holder):
             continue
         server = holder["server"]
         del server.calls[:]
+        by_tests = False  # an error of the test code itself, which may quote expected values
         try:
             test()
             passed, error = server.broken is None, server.broken
@@ -502,9 +505,11 @@ def run_test_code(spec, holder):
             passed, error = False, str(exc)
         except BaseException as exc:
             passed, error = False, describe_exception(exc) or type(exc).__name__
+            by_tests = not getattr(exc, "raised_by_solution", False)
         outcome = {"passed": bool(passed), "test": source[:500]}
         if not passed:
             outcome["error"] = (error or "failed")[:1000]
+            outcome["by_tests"] = by_tests
             if server.calls:
                 outcome["last_call"] = server.calls[-1]
         outcomes.append(outcome)
