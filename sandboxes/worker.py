@@ -25,6 +25,7 @@ to stdout; the zygote writes control frames (ready, done) to stderr. A frame is
 header under "blobs".
 """
 
+import base64
 import contextlib
 import errno
 import gc
@@ -158,6 +159,23 @@ def set_dumpable(flag):
         _libc().prctl(4, 1 if flag else 0, 0, 0, 0)  # PR_SET_DUMPABLE
 
 
+def install_seccomp(program):
+    """Add the classic-BPF syscall filter `program` (see `rlvr.sandboxes.seccomp`) to this process
+    and everything it starts. Filters stack: in a container it narrows the engine's profile."""
+    import ctypes
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    libc = _libc()
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS, needed without CAP_SYS_ADMIN
+        raise OSError(ctypes.get_errno(), "cannot set no_new_privs")
+    if libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, MODE_FILTER
+        raise OSError(ctypes.get_errno(), "cannot install the seccomp filter")
+
+
 def set_oom_score_adj(value):
     try:
         with open("/proc/self/oom_score_adj", "w") as handle:
@@ -255,6 +273,8 @@ class Zygote:
         ):
             signal.signal(signum, signal.SIG_DFL)
         set_dumpable(False)
+        if self.config.get("seccomp_filter"):
+            install_seccomp(base64.b64decode(self.config["seccomp_filter"]))
         # The writable roots are the sandbox user's own in bubblewrap: a program can chmod them or
         # tag them with extended attributes. Cleaning puts back the modes they start with.
         self.config["clean_modes"] = {

@@ -256,17 +256,19 @@ def test_the_program_is_not_root(executor):
     assert int(capabilities, 16) == 0
 
 
-def test_keyrings_and_ptrace_are_denied(executor):
+def test_keyrings_io_uring_and_ptrace_are_denied(executor):
     code = (
         "import ctypes, os\n"
         "libc = ctypes.CDLL(None, use_errno=True)\n"
         "key = libc.syscall(248, b'user', b'k', b'v', 1, -2)\n"  # add_key (x86_64)
         "print(key == -1)\n"
+        "ring = libc.syscall(425, 4, ctypes.create_string_buffer(120))\n"  # io_uring_setup
+        "print(ring == -1 and ctypes.get_errno() == 1)\n"
         "print(os.access('/proc/1/fd', os.R_OK), os.access('/proc/1/mem', os.R_OK))\n"
     )
     if os.uname().machine != "x86_64":
         pytest.skip("syscall numbers of this test are x86_64's")
-    assert run(executor, code).stdout_text == "True\nFalse False\n"
+    assert run(executor, code).stdout_text == "True\nTrue\nFalse False\n"
 
 
 def test_processes_left_in_the_background_are_killed(executor):
