@@ -47,8 +47,8 @@ class CodeEnv(VerifiableEnv):
 
     ## Observation Space
     `TextSpace`: the task prompt after `reset`; after the step, the verdict with the first
-    failing test (its input, what the code returned and what was expected) and the tail of the
-    code's own output.
+    failing test (its input and what the code returned; what was expected only with
+    `reveal_expected=True`) and the tail of the code's own output.
 
     ## Rewards
     1.0 if every test passes, else 0.0 (`scoring="all"`, the default); with
