@@ -37,9 +37,10 @@ logger = logging.getLogger(__name__)
 HARNESS_SOURCE = (Path(__file__).parent / "harness.py").read_text(encoding="utf-8")
 SCORING = ("all", "fraction")
 FEEDBACK_OUTPUT = 1500  # characters of the solution's own output shown in feedback
-# Output of a run: the report (every returned value, each up to the harness's 16 MiB) and the
-# code's own prints. The sandbox's 1 MiB default would fail correct code that returns a big list.
-RUN_OUTPUT = 32 * MiB
+# Output of a run: the report (every returned value) and the code's own prints. The sandbox's
+# 1 MiB default fails correct code that returns a list of 200,000 ints; more than this would let
+# one reply hold hundreds of MB of the host's memory once parsed.
+RUN_OUTPUT = 8 * MiB
 
 
 @dataclass(frozen=True)
