@@ -40,7 +40,11 @@ BUILTIN_ENVS: tuple[EnvEntry, ...] = (
 # A variant is registered only when its base env is built in.
 SELF_CORRECT_VARIANTS: Mapping[str, tuple[str, Mapping[str, Any]]] = {
     "rlvr/Math-v0": ("rlvr/MathSelfCorrect-v0", {"feedback": "binary"}),
-    "rlvr/Code-v0": ("rlvr/CodeSelfCorrect-v0", {"feedback": "details"}),
+    # Binary: the Code verifier's details name the first failing test's input, and with the
+    # graded tests in the feedback a policy can probe them and hard-code the answers (it passed
+    # 5 of the 6 built-in boolean tasks in 3 attempts without solving them). "details" needs
+    # feedback from tests that are not graded.
+    "rlvr/Code-v0": ("rlvr/CodeSelfCorrect-v0", {"feedback": "binary"}),
     "rlvr/SQL-v0": ("rlvr/SQLSelfCorrect-v0", {"feedback": "details"}),
 }
 

@@ -11,10 +11,14 @@ import gymnasium as gym
 
 from rlvr.envs.core import Outcome, Start, TextEnv
 from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.replies import shorten
 from rlvr.envs.verifiable import VerifiableEnv, as_verifiable_env
 from rlvr.verifiers.types import Status, Task, Verdict
 
 FEEDBACK_MODES = ("binary", "details", "none")
+# Echoes of the reply and the verifier's details are cut: a long reply must not come back whole.
+MAX_ECHO_CHARS = 300
+MAX_DETAILS_CHARS = 2000
 REWARD_MODES = ("final", "shaped")
 
 RETRY_INSTRUCTION = "Try again ({remaining} attempt{s} left)."
@@ -205,13 +209,14 @@ class SelfCorrectEnv(TextEnv):
         if 0.0 < score < 1.0:
             lines.append(f"Partial credit: {score:.2f}.")
         if verdict.extracted is not None:
-            lines.append(f"Your answer was read as: {verdict.extracted}")
+            echo = shorten(str(verdict.extracted), MAX_ECHO_CHARS)
+            lines.append(f"Your answer was read as: {echo}")
         details = self.inner.feedback(verdict)
         # The wrapped env's feedback repeats the headline; keep only what it adds.
         for prefix in ("Incorrect.", "No answer could be read from the reply."):
             details = details.removeprefix(prefix).strip()
         if details and not mentions_gold(details, task):
-            lines.append(details)
+            lines.append(shorten(details, MAX_DETAILS_CHARS))
         return lines
 
     # --- the rest --------------------------------------------------------------------------------

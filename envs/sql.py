@@ -108,9 +108,11 @@ class SQLEnv(VerifiableEnv):
 
     ## Rewards
     1.0 for a correct result, else 0.0 (with `partial_credit`, the row overlap). Anything but
-    exactly one read-only query scores 0 and runs nothing: no DDL/DML, ATTACH, PRAGMA, temporary
-    tables, VACUUM INTO, side-effecting functions. Queries past the time limit, and results past
-    the row cap, score 0. An infrastructure failure (dead database) sets `info["infra_error"]`.
+    exactly one read-only query on the task's own database scores 0 and runs nothing: no DDL/DML,
+    ATTACH, PRAGMA, temporary tables, VACUUM INTO, side-effecting functions, schema-qualified
+    tables. Queries past the time limit (stopped however they are stuck), and results past the
+    row or byte cap, score 0. An infrastructure failure (dead database or worker) sets
+    `info["infra_error"]`.
 
     ## Starting State
     A task drawn with `np_random`, or pinned by `options={"task_index": i}` / `{"task": {...}}`.

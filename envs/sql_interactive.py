@@ -18,7 +18,33 @@ from rlvr.verifiers.sql import (
 )
 from rlvr.verifiers.types import Task, Verdict
 
-_BLOCK = re.compile(r"<(query|answer)>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
+_TAG = re.compile(r"<(/?)(query|answer)>", re.IGNORECASE)
+
+
+def tagged_blocks(reply: str) -> list[tuple[str, str]]:
+    """(kind, body) of each <query>...</query> or <answer>...</answer> block, in order; a block
+    ends at the first closing tag of its kind. Linear in the reply (a lazy regular expression
+    would rescan the rest of the reply from every unclosed opening tag)."""
+    tags = [
+        (match.start(), match.end(), bool(match.group(1)), match.group(2).lower())
+        for match in _TAG.finditer(reply)
+    ]
+    next_close: dict[str, int | None] = {"query": None, "answer": None}
+    closes: list[dict[str, int | None]] = [{}] * len(tags)
+    for index in range(len(tags) - 1, -1, -1):  # for each tag, the next closing tag of each kind
+        closes[index] = dict(next_close)
+        if tags[index][2]:
+            next_close[tags[index][3]] = index
+    blocks, index = [], 0
+    while index < len(tags):
+        _, end, closing, kind = tags[index]
+        close = closes[index][kind]
+        if closing or close is None:
+            index += 1
+            continue
+        blocks.append((kind, reply[end : tags[close][0]]))
+        index = close + 1
+    return blocks
 
 
 class SQLInteractiveEnv(SQLEnv):
@@ -88,7 +114,7 @@ class SQLInteractiveEnv(SQLEnv):
         )
 
     def _answer(self, reply: str) -> Outcome:
-        blocks = [(kind.lower(), body) for kind, body in _BLOCK.findall(reply)]
+        blocks = tagged_blocks(reply)
         answers = [body for kind, body in blocks if kind == "answer"]
         if answers:
             return super()._answer(answers[-1])

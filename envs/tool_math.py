@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from rlvr.envs.errors import EnvConfigError, ToolInfraError
+from rlvr.envs.replies import last_answer_line, shorten
 from rlvr.envs.tasks import Problem, ProceduralSource
 from rlvr.envs.tools.calculator import calculator_tool
 from rlvr.envs.tools.env import VerifiableToolEnv
@@ -124,9 +125,6 @@ def _python_runner(python_tool: bool | str) -> PythonRunner | None:
 # --- the verifier --------------------------------------------------------------------------------
 
 _BOXED = "\\boxed{"
-_ANSWER_LINE = re.compile(
-    r"^\s*(?:final\s+)?answer\s*[:=]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE
-)
 _NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)(/\d+)?$")
 
 
@@ -140,7 +138,9 @@ class NumericAnswerVerifier:
             return Verdict.unparsable("no final answer found; put it in \\boxed{}")
         value = parse_number(text)
         if value is None:
-            return Verdict.unparsable(f"the final answer {text!r} is not a number", extracted=text)
+            return Verdict.unparsable(
+                f"the final answer {shorten(text)!r} is not a number", extracted=text
+            )
         gold = Fraction(str(task.answer))
         tolerance = Fraction(1, 100) if "." in str(task.answer) else Fraction(0)
         if abs(value - gold) <= tolerance:
@@ -157,8 +157,7 @@ def extract_final_answer(response: str) -> str | None:
             if depth == 0:
                 return response[position:index].strip()
         return None
-    lines = _ANSWER_LINE.findall(response)
-    return lines[-1] if lines else None
+    return last_answer_line(response) or None
 
 
 def parse_number(text: str) -> Fraction | None:

@@ -43,9 +43,10 @@ class MathEnv(VerifiableEnv):
     1.0 if the final answer equals the gold answer exactly (equivalent forms count: `0.5` and
     `\\frac{1}{2}`, sets in any order, `x = 5`, `2\\sqrt{2}` and `\\sqrt{8}`), else 0.0. Several
     different final answers, a list of candidates, an answer that is not in final form (a copied
-    expression such as `47 + 38`, a fraction not in lowest terms), a check that overruns its time
-    limit: all 0.0. With `format_weight > 0`, a second term rewards a readable final answer.
-    If the checker itself fails, `info["infra_error"]` is True.
+    expression such as `47 + 38`, a fraction not in lowest terms, a factored polynomial where
+    the expanded one is asked for), a check that overruns its time limit: all 0.0. With
+    `format_weight > 0`, a second term rewards a readable final answer. If the checker itself
+    fails, `info["infra_error"]` is True.
 
     ## Starting State
     A task drawn with `self.np_random`, or pinned with `options={"task_index": i}` or
@@ -65,7 +66,8 @@ class MathEnv(VerifiableEnv):
     - `prompt_template`: a format string with `{prompt}` (default asks for `\\boxed{}`).
     - `format_weight`: weight of the format term in [0, 1) (default 0).
     - `timeout`: hard time limit in seconds for one symbolic check (default 5).
-    - `require_simplified`: numeric golds accept only plain numbers (default True).
+    - `require_simplified`: answers must be in final form: plain numbers for numeric golds, no
+      operation left undone, polynomials in the gold's shape (default True; docs/math.md).
 
     ## Version History
     - v0: initial release: nine families x five levels, GSM8K/MATH loaders, exact verifier.

@@ -19,6 +19,7 @@ from rlvr.envs.sqltasks.questions import LEVELS, TEMPLATES, Context
 from rlvr.envs.tasks import Problem, ProceduralSource, TaskSource
 from rlvr.verifiers.sql.backend import Limits
 from rlvr.verifiers.sql.catalog import Catalog
+from rlvr.verifiers.sql.compare import compare_results
 from rlvr.verifiers.sql.errors import QueryError
 from rlvr.verifiers.sql.results import QueryResult
 from rlvr.verifiers.sql.sqlite import SQLiteBackend
@@ -52,7 +53,8 @@ class QuestionGenerator:
 
     Draws a domain, one of `databases_per_domain` databases, and a template of the level, fills
     it from the database's values, runs the gold query on SQLite and keeps the question only if
-    the answer is non-empty, not all NULL or zero, and at most `MAX_ANSWER_ROWS` rows.
+    the answer is non-empty, not all NULL or zero, and at most `MAX_ANSWER_ROWS` rows, and the
+    test-suite twins tell it apart (`_answers_discriminate`).
     """
 
     def __init__(
@@ -69,7 +71,7 @@ class QuestionGenerator:
         self.databases_per_domain = databases_per_domain
         self.twins = twins
         self.sample_rows = sample_rows
-        self._backend = SQLiteBackend()
+        self._backend = SQLiteBackend(isolate=False)  # our own gold queries: trusted
 
     def __call__(self, rng: np.random.Generator, difficulty: int) -> Problem:
         templates = TEMPLATES[difficulty]
@@ -83,7 +85,8 @@ class QuestionGenerator:
             if question is None:
                 continue
             text, gold = question
-            if not self._answer_is_interesting(database, gold):
+            twins = [db_id_of(domain.name, index, v) for v in range(1, self.twins + 1)]
+            if not self._answers_discriminate(database, twins, gold):
                 continue
             return Problem(
                 prompt=f"{self._schema(db_id)}\n\nQuestion: {text}",
@@ -94,19 +97,32 @@ class QuestionGenerator:
                     "domain": domain.name,
                     "template": template.__name__,
                     "question": text,
-                    "test_suite": [
-                        db_id_of(domain.name, index, v) for v in range(1, self.twins + 1)
-                    ],
+                    "test_suite": twins,
                 },
             )
         raise DatasetError(f"no usable SQL question at difficulty {difficulty} in {_DRAWS} draws")
 
-    def _answer_is_interesting(self, database, gold: str) -> bool:
+    def _answers_discriminate(self, database, twins: list[str], gold: str) -> bool:
+        """The answer is interesting, and the twins can tell a query that computes it from one
+        that recites it: each twin's answer is non-empty (else a query that recites the rows,
+        filtered on values only this database has, passes the twin) and not all of them equal
+        this database's answer."""
         try:
-            result = self._backend.run_sql(database, gold, Limits(timeout_s=5.0))
+            answer = self._backend.run_sql(database, gold, Limits(timeout_s=5.0))
+            if not _interesting(answer):
+                return False
+            others = [
+                self._backend.run_sql(self.catalog[twin], gold, Limits(timeout_s=5.0))
+                for twin in twins
+            ]
         except QueryError:
             return False
-        return _interesting(result)
+        if any(len(other) == 0 for other in others):
+            return False
+        # As multisets (cheaper than parsing the gold for its ORDER BY, and stricter).
+        return not others or not all(
+            compare_results(answer, other, ordered=False).match for other in others
+        )
 
     @lru_cache(maxsize=512)  # noqa: B019 (one generator per source; the cache dies with it)
     def _schema(self, db_id: str) -> str:

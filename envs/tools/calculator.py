@@ -24,8 +24,9 @@ Number = int | Fraction | float
 MAX_EXPRESSION_CHARS = 1000
 MAX_NODES = 300
 MAX_RESULT_BITS = 14_000  # about 4200 digits, below Python's 4300-digit str() limit
-MAX_MODULUS_BITS = 4096
+MAX_MODULUS_BITS = 2048  # for the modulus and the exponent of pow(a, b, m): ~30 ms at most
 MAX_FACTORIAL = 1000
+MAX_ROUND_PLACES = 100  # round(x, 10**9) would build 10**(10**9): unbounded time and memory
 
 
 class CalculatorError(ToolError):
@@ -174,6 +175,8 @@ def _sqrt(x: Number) -> Number:
 
 def _round(x: Number, places: Number = 0) -> Number:
     digits = _as_int(places, "round's second argument")
+    if abs(digits) > MAX_ROUND_PLACES:
+        raise ValueError(f"round's second argument must be within +-{MAX_ROUND_PLACES}")
     if isinstance(x, float):
         return round(x, digits)
     # Round half away from zero, as people do (Python's round() rounds half to even).
@@ -194,6 +197,8 @@ def _comb(n: Number, k: Number) -> int:
     n_, k_ = _as_int(n, "comb"), _as_int(k, "comb")
     if n_ > 100_000:
         raise ValueError("comb needs n <= 100000")
+    if 0 <= k_ <= n_:
+        _refuse_above(_log2_factorial(n_) - _log2_factorial(k_) - _log2_factorial(n_ - k_))
     return math.comb(n_, k_)
 
 
@@ -201,16 +206,28 @@ def _perm(n: Number, k: Number) -> int:
     n_, k_ = _as_int(n, "perm"), _as_int(k, "perm")
     if n_ > 100_000:
         raise ValueError("perm needs n <= 100000")
+    if 0 <= k_ <= n_:
+        _refuse_above(_log2_factorial(n_) - _log2_factorial(n_ - k_))
     return math.perm(n_, k_)
+
+
+def _log2_factorial(n: int) -> float:
+    return math.lgamma(n + 1) / math.log(2)
+
+
+def _refuse_above(bits: float) -> None:
+    """Refuse a result whose size is known in advance before spending time computing it."""
+    if bits > MAX_RESULT_BITS + 1:
+        raise CalculatorError(f"a value has more than {MAX_RESULT_BITS} bits; that is too large")
 
 
 def _pow(base: Number, exponent: Number, modulus: Number | None = None) -> Number:
     if modulus is None:
         return _power(base, exponent)
-    modulus_ = _as_int(modulus, "pow")
-    if modulus_.bit_length() > MAX_MODULUS_BITS:
-        raise CalculatorError(f"pow(a, b, m) needs m below 2**{MAX_MODULUS_BITS}")
-    return pow(_as_int(base, "pow"), _as_int(exponent, "pow"), modulus_)
+    modulus_, exponent_ = _as_int(modulus, "pow"), _as_int(exponent, "pow")
+    if max(modulus_.bit_length(), exponent_.bit_length()) > MAX_MODULUS_BITS:
+        raise CalculatorError(f"pow(a, b, m) needs b and m below 2**{MAX_MODULUS_BITS}")
+    return pow(_as_int(base, "pow"), exponent_, modulus_)
 
 
 def _log(x: Number, base: Number | None = None) -> float:

@@ -114,7 +114,11 @@ class ToolEnv(TextEnv):
         parsed = parse_tool_calls(reply)
         if not parsed.is_tool_turn:
             return self._final(reply)
-        texts = [f"Error: {error}" for error in parsed.errors]
+        # Unreadable blocks count against the same per-reply limit as calls (a reply of
+        # thousands of empty tags must not come back as megabytes of error messages).
+        texts = [f"Error: {error}" for error in parsed.errors[: self.max_calls_per_reply]]
+        if len(parsed.errors) > self.max_calls_per_reply:
+            texts.append(f"Error: {len(parsed.errors) - len(texts)} more blocks could not be read")
         step_calls = []
         for index, call in enumerate(parsed.calls):
             if index == self.max_calls_per_reply:

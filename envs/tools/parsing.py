@@ -18,6 +18,7 @@ JSON object that is not a call is just text, so a final answer that contains JSO
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -25,8 +26,16 @@ from typing import Any
 
 TAG_NAMES = ("tool_call", "function_call")
 ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
-# Scanning every '{' of a long adversarial reply with a JSON decoder is quadratic: bound it.
+# Scanning every '{' of a long adversarial reply with a JSON decoder is quadratic, and decoding
+# a million code blocks slow: bound both.
 MAX_BARE_CANDIDATES = 32
+MAX_FENCED_BLOCKS = 32
+# A longer call is refused unread: decoding megabytes (ast.literal_eval of a 15 MB dict took 25 s
+# and 1.8 GB) would let one reply stall the env; real calls are far shorter.
+MAX_CALL_CHARS = 100_000
+# Deeper values would overflow the stack of the recursive code that handles them later (copies
+# into `info`, JSON dumps); real calls nest a few levels.
+MAX_NESTING = 32
 
 _TAGGED = re.compile(
     r"<(?P<tag>" + "|".join(TAG_NAMES) + r")>(?P<body>.*?)(?:</(?P=tag)>|\Z)", re.DOTALL
@@ -62,17 +71,18 @@ def parse_tool_calls(reply: str) -> ParsedReply:
     tagged = list(_TAGGED.finditer(reply))
     if tagged:
         for match in tagged:
-            body = match.group("body").strip()
-            body = _strip_fence(body)
+            body = _strip_fence(match.group("body").strip())
             try:
                 parsed.calls.extend(_calls_from(_load_lenient(body)))
             except ValueError as exc:
                 parsed.errors.append(f"could not read the <{match.group('tag')}> block: {exc}")
         return parsed
     for body in _fenced_blocks(reply):
+        if len(body) > MAX_CALL_CHARS:
+            continue
         try:
             parsed.calls.extend(_calls_from(json.loads(body)))
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # a code block that is not a call is part of the answer
     if parsed.calls:
         return parsed
@@ -95,19 +105,28 @@ def _strip_fence(body: str) -> str:
 
 
 def _fenced_blocks(reply: str) -> list[str]:
-    return [match.group("body").strip() for match in _FENCED.finditer(reply)]
+    matches = itertools.islice(_FENCED.finditer(reply), MAX_FENCED_BLOCKS)
+    return [match.group("body").strip() for match in matches]
 
 
 def _load_lenient(text: str) -> Any:
     if not text:
         raise ValueError("it is empty; put a JSON object with 'name' and 'arguments' inside")
+    if len(text) > MAX_CALL_CHARS:
+        raise ValueError(f"it is longer than {MAX_CALL_CHARS} characters")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         json_error = f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+    except RecursionError:
+        raise ValueError(f"it is nested more than {MAX_NESTING} levels deep") from None
     try:
-        return ast.literal_eval(text)
+        value = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise ValueError(json_error) from None
+    try:  # Python literals JSON cannot hold (tuple keys, sets, bytes) are not calls
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError, RecursionError):
         raise ValueError(json_error) from None
 
 
@@ -126,23 +145,44 @@ def _bare_json_values(reply: str) -> list[Any]:
         except (json.JSONDecodeError, RecursionError):
             position = match.start() + 1
             continue
-        values.append(value)
+        if end - match.start() <= MAX_CALL_CHARS:
+            values.append(value)
         position = end
     return values
 
 
 def _calls_from(value: Any) -> list[ToolCall]:
-    """The calls a decoded value describes; `ValueError` if it describes none."""
+    """The calls a decoded JSON value describes; `ValueError` if it describes none."""
+    if _nesting(value) > MAX_NESTING:
+        raise ValueError(f"it is nested more than {MAX_NESTING} levels deep")
+    return _calls_in(value)
+
+
+def _nesting(value: Any) -> int:
+    """How deeply lists and objects nest in `value` (without recursion: it may be very deep)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, depth)
+            if depth > MAX_NESTING:
+                break
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _calls_in(value: Any) -> list[ToolCall]:
     if isinstance(value, list):
         if not value:
             raise ValueError("the list of calls is empty")
-        return [call for item in value for call in _calls_from(item)]
+        return [call for item in value for call in _calls_in(item)]
     if not isinstance(value, dict):
         raise ValueError(f"expected a JSON object, got {type(value).__name__}")
     if "tool_calls" in value:
-        return _calls_from(value["tool_calls"])
+        return _calls_in(value["tool_calls"])
     if isinstance(value.get("function"), dict):
-        return _calls_from(value["function"])
+        return _calls_in(value["function"])
     name = value.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError("the call has no 'name' (a string naming the tool)")
@@ -156,6 +196,10 @@ def _calls_from(value: Any) -> list[ToolCall]:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
             raise ValueError(f"'arguments' is a string but not JSON ({exc.msg})") from None
+        except RecursionError:
+            raise ValueError(f"'arguments' is nested more than {MAX_NESTING} levels deep") from None
+        if _nesting(arguments) > MAX_NESTING:
+            raise ValueError(f"'arguments' is nested more than {MAX_NESTING} levels deep")
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):

@@ -91,6 +91,7 @@ class PythonRunner:
             object_schema({"code": {"type": "string", "description": "the whole program"}}),
             self.run,
             timeout=self.time_limit + 30.0,  # the sandbox enforces the limit; queueing is extra
+            slow_is_infra=True,  # beyond that, the sandbox is stuck
         )
 
     def close(self) -> None:

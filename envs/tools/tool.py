@@ -65,6 +65,10 @@ class Tool:
     """Seconds the call may take (None: the env's default). A Python function cannot be stopped
     from outside: after the limit the agent gets an error and the call is abandoned, so tools that
     can hang must also bound themselves (a subprocess, a socket timeout)."""
+    slow_is_infra: bool = False
+    """True when no call the agent can write takes long (the tool bounds the agent's part
+    itself: a sandbox's time limit, a web site's request sizes): going over `timeout` then
+    means our machinery stalled, and the step is an infrastructure error, not the agent's."""
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -313,17 +317,21 @@ class Toolbox:
         except ToolError as exc:
             return self._error(call.name, str(exc))
         except ToolInfraError as exc:
-            logger.warning("tool %s: infrastructure error: %s", call.name, exc)
-            return ToolResult(
-                call.name, f"Error: the tool is unavailable ({exc})", False, None, True
-            )
+            return self._unavailable(call.name, str(exc))
         except TimeoutError:
-            return self._error(call.name, f"{call.name} timed out after {timeout:g} s")
+            message = f"{call.name} timed out after {timeout:g} s"
+            if chosen.slow_is_infra:
+                return self._unavailable(call.name, message)
+            return self._error(call.name, message)
         except Exception as exc:  # the tool boundary: the agent's call crashed the tool
             return self._error(call.name, f"{call.name} raised {type(exc).__name__}: {exc}")
         if isinstance(value, Outcome):
             return ToolResult(call.name, value.feedback, True, value)
         return ToolResult(call.name, self._truncate(_as_text(value)), True)
+
+    def _unavailable(self, name: str, message: str) -> ToolResult:
+        logger.warning("tool %s: infrastructure error: %s", name, message)
+        return ToolResult(name, f"Error: the tool is unavailable ({message})", False, None, True)
 
     def _error(self, name: str, message: str) -> ToolResult:
         return ToolResult(name, self._truncate(f"Error: {message}"), False)

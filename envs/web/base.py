@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
@@ -91,7 +92,10 @@ class WebEnv(VerifiableToolEnv):
 
     def episode_tools(self) -> Sequence[Tool]:
         assert self.browser is not None  # _begin ran
-        return [*self.browser.tools(), *self.site_tools()]
+        # No request the agent can make is slow (sizes are bounded): a tool over its time limit
+        # means the site stalled, which is our failure, not the agent's.
+        tools = [*self.browser.tools(), *self.site_tools()]
+        return [dataclasses.replace(one, slow_is_infra=True) for one in tools]
 
     def site_tools(self) -> Sequence[Tool]:
         """Tools beyond browsing (add to cart, buy, ...)."""

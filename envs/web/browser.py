@@ -14,12 +14,19 @@ import json
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
-from urllib.parse import urlencode, urljoin, urlsplit
+from urllib.parse import quote, urlencode, urljoin, urlsplit
 
 from rlvr.envs.errors import ToolError, ToolInfraError
 from rlvr.envs.tools.tool import Tool, object_schema
+from rlvr.envs.web.server import MAX_BODY_BYTES
 
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
+# Longer requests are refused here, as the agent's mistake: sent, the server cuts them off and
+# the broken connection would look like a dead site (an infrastructure error).
+MAX_PATH_CHARS = 8192
+# What a browser leaves as is in an address; anything else (spaces, control characters,
+# non-ASCII) is percent-encoded, so no address the agent writes can break the HTTP request.
+_URL_SAFE = "/?&=%:@!$'()*+,;~"
 _BLOCK_TAGS = {"p", "div", "ul", "ol", "nav", "main", "section", "table", "tr", "br", "h1", "h2",
                "h3", "h4", "li", "footer", "header", "article"}  # fmt: skip
 _SKIPPED_TAGS = {"script", "style", "form", "head", "select", "button", "template"}
@@ -173,6 +180,10 @@ class Browser:
         self, method: str, path: str, form: dict[str, str] | None = None
     ) -> tuple[int, str, str]:
         """(status, body, final path) of one request, following the site's 303 redirects."""
+        if len(path) > MAX_PATH_CHARS:
+            raise ToolError(f"the address is longer than {MAX_PATH_CHARS} characters")
+        if form is not None and len(urlencode(form).encode("utf-8")) > MAX_BODY_BYTES:
+            raise ToolError(f"the form is larger than {MAX_BODY_BYTES} bytes")
         for _ in range(4):
             status, body, location = self._send(method, path, form)
             if status not in (301, 302, 303, 307) or location is None:
@@ -206,7 +217,10 @@ class Browser:
         status, body, _ = self.request("GET", path)
         if status != 200:
             raise ToolInfraError(f"GET {path} answered HTTP {status}")
-        return json.loads(body)
+        try:
+            return json.loads(body)
+        except ValueError:
+            raise ToolInfraError(f"GET {path} answered something that is not JSON") from None
 
     # --- pages -----------------------------------------------------------------------------
 
@@ -214,6 +228,8 @@ class Browser:
         """Load a page (POST when `form` is given); it becomes the current page unless it is an
         error page, which raises `ToolError` with the page's text."""
         status, body, final_path = self.request("GET" if form is None else "POST", path, form)
+        if status >= 500:  # the site failed, not the agent
+            raise ToolInfraError(f"{path} answered HTTP {status}")
         page = render_html(body, final_path, status)
         if status >= 400:
             # The error page's own text, without its heading and navigation links.
@@ -235,7 +251,8 @@ class Browser:
         parts = urlsplit(urljoin(self.base_url + "/", url))
         if (parts.hostname, parts.port) != (self.host, self.port):
             raise ToolError("only pages of this site can be opened")
-        return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        return quote(path, safe=_URL_SAFE, errors="backslashreplace")
 
     # --- the agent's tools --------------------------------------------------------------------
 

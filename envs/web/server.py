@@ -18,6 +18,7 @@ import html
 import json
 import logging
 import math
+import os
 import secrets
 import threading
 from collections import OrderedDict
@@ -330,6 +331,19 @@ def release_server(key: Hashable) -> None:
         if entry[1] <= 0:
             del _SHARED[key]
             entry[0].stop()
+
+
+def _forget_servers_after_fork() -> None:
+    """In a forked child (an `AsyncVectorEnv` worker), start from no shared servers: the parent's
+    serve from the parent's threads, which the child does not have, and stop when the parent's
+    envs close. The child closes its copies of their listening sockets and starts its own."""
+    global _SHARED, _SHARED_LOCK
+    for server, _ in _SHARED.values():
+        server._httpd.socket.close()
+    _SHARED, _SHARED_LOCK = {}, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_servers_after_fork)
 
 
 def running_servers() -> dict[Hashable, str]:

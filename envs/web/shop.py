@@ -302,7 +302,7 @@ def grade_purchase(
         return {"category": 0.0, "attributes": 0.0, "options": 0.0, "price": 0.0, "total": 0.0}
     attributes = sum(attribute in product.attributes for attribute in goal.attributes)
     matched = sum(options.get(kind) == value for kind, value in goal.options.items())
-    price = 1.0 if product.price_cents <= goal.max_price_cents else 0.0
+    price = 1.0 if product.price_cents < goal.max_price_cents else 0.0  # "lower than"
     requirements = len(goal.attributes) + len(goal.options) + 1
     return {
         "category": 1.0,

@@ -15,6 +15,7 @@ from rlvr.envs.tools.parsing import format_tool_call
 from rlvr.envs.tools.tool import Tool, object_schema
 from rlvr.envs.verifiable import VerifiableEnv
 from rlvr.envs.web.base import WebEnv
+from rlvr.envs.web.browser import Browser
 from rlvr.envs.web.shop import (
     DEFAULT_SIZE,
     Catalog,
@@ -122,6 +123,9 @@ class WebShopEnv(WebEnv):
     # --- tools -------------------------------------------------------------------------------
 
     def site_tools(self) -> Sequence[Tool]:
+        # Bound to this episode's browser and goal: a call abandoned at its time limit that ends
+        # later acts on its own episode's session, never on the next episode's cart.
+        browser, goal = self.browser, self.goal
         return [
             Tool(
                 "add_to_cart",
@@ -133,44 +137,44 @@ class WebShopEnv(WebEnv):
                         "options": {"type": "object", "additionalProperties": {"type": "string"}},
                     }
                 ),
-                self.add_to_cart,
+                functools.partial(self.add_to_cart, browser),
             ),
             Tool(
                 "remove_from_cart",
                 "Remove a product from the cart.",
                 object_schema({"product_id": {"type": "string"}}),
-                self.remove_from_cart,
+                functools.partial(self.remove_from_cart, browser),
             ),
             Tool(
                 "buy",
                 "Buy what is in the cart (exactly one item). Ends the episode.",
                 object_schema({}),
-                self.buy,
+                functools.partial(self.buy, browser, goal),
             ),
         ]
 
-    def add_to_cart(self, product_id: str, options: dict[str, str]) -> str:
+    def add_to_cart(self, browser: Browser, product_id: str, options: dict[str, str]) -> str:
         form = {"product_id": product_id.strip()}
         for kind, value in options.items():
             form[f"option.{kind.strip().lower()}"] = str(value).strip()
-        return self.browser.show(self.browser.visit("/cart/add", form))
+        return browser.show(browser.visit("/cart/add", form))
 
-    def remove_from_cart(self, product_id: str) -> str:
-        return self.browser.show(self.browser.visit("/cart/remove", {"product_id": product_id}))
+    def remove_from_cart(self, browser: Browser, product_id: str) -> str:
+        return browser.show(browser.visit("/cart/remove", {"product_id": product_id}))
 
-    def buy(self) -> Outcome:
-        cart = self.browser.get_json("/api/cart")
+    def buy(self, browser: Browser, goal: Goal) -> Outcome:
+        cart = browser.get_json("/api/cart")
         if len(cart) != 1:
             raise ToolError(
                 f"the cart holds {len(cart)} items; buy exactly one (remove the others first)"
                 if cart
                 else "the cart is empty; add the product you choose with add_to_cart first"
             )
-        self.browser.visit("/checkout", {})
-        order = self.browser.get_json("/api/orders")[-1]
+        browser.visit("/checkout", {})
+        order = browser.get_json("/api/orders")[-1]
         line = order["lines"][0]
         product = self.catalog.by_id.get(line["product_id"])
-        terms = grade_purchase(self.goal, product, line["options"])
+        terms = grade_purchase(goal, product, line["options"])
         total = terms["total"]
         verdict = Verdict(
             Status.CORRECT if total == 1.0 else Status.INCORRECT,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 
 import numpy as np
 
+from rlvr.envs.replies import last_answer_line, last_tagged
 from rlvr.envs.tasks import Problem, ProceduralSource
 from rlvr.envs.tools.parsing import format_tool_call
 from rlvr.envs.verifiable import VerifiableEnv
@@ -27,8 +27,6 @@ FINAL_INSTRUCTIONS = (
     "When you know the answer, reply without any tool call, on a last line of the form "
     "'Answer: ...' (just the name, year or number)."
 )
-_TAGGED = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
-_LINE = re.compile(r"^\s*(?:final\s+)?answer\s*[:=]\s*(.*?)\s*$", re.IGNORECASE | re.MULTILINE)
 
 
 class WikiQAEnv(WebEnv):
@@ -139,13 +137,11 @@ class NormalizedMatchVerifier:
 
 
 def extract_answer(response: str) -> str:
-    tagged = _TAGGED.findall(response)
-    if tagged:
-        return tagged[-1].strip()
-    lines = _LINE.findall(response)
-    if lines:
-        return lines[-1]
-    return response.strip()
+    tagged = last_tagged(response, "answer")
+    if tagged is not None:
+        return tagged.strip()
+    line = last_answer_line(response)
+    return line if line is not None else response.strip()
 
 
 def question_problem(wiki: Wiki, rng: np.random.Generator, difficulty: int) -> Problem:

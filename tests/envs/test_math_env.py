@@ -49,6 +49,20 @@ def test_every_gold_scores_one(family, level):
         assert "." not in task.answer or re.fullmatch(r"-?\d+\.\d+", task.answer), task.answer
 
 
+def test_the_question_copied_into_the_box_scores_zero():
+    """The top levels have symbolic golds: equivalence alone would accept the unsolved task."""
+    cubic = procedural_source(families=["polynomials"], difficulty=5)
+    quadratic = procedural_source(families=["quadratic"], difficulty=5)
+    for index in range(5):
+        task = cubic[index]  # "... whose roots are -1, 2 and 3. Write it expanded."
+        roots = re.search(r"roots are (-?\d+), (-?\d+) and (-?\d+)", task.prompt).groups()
+        factored = "".join(f"(x - ({root}))" for root in roots)
+        assert not VERIFIER.verify(f"\\boxed{{{factored}}}", task).is_correct, task
+        task = quadratic[index]  # "Find all real solutions of x^2 - 2x - 1 = 0."
+        equation = re.search(r"solutions of (.*)\.$", task.prompt).group(1)
+        assert not VERIFIER.verify(f"\\boxed{{{equation}}}", task).is_correct, task
+
+
 def test_easy_level_is_two_digit_addition():
     env = gym.make("rlvr/Math-v0", families=["arithmetic"], difficulty=1)
     for seed in range(50):

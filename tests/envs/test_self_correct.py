@@ -9,6 +9,7 @@ import pytest
 
 from rlvr.envs import EnvConfigError, Verdict, check_env, register_task_env
 from rlvr.envs.self_correct import SelfCorrectEnv, mentions_gold
+from tests.conftest import require_service
 
 BASE_ID = "test/SelfCorrectBase-v0"
 TASKS = [{"id": f"t{i}", "prompt": f"What is {i} + {i}?", "answer": 2 * i} for i in range(1, 9)]
@@ -131,6 +132,14 @@ def test_details_feedback_shows_the_verifiers_details_but_never_the_gold():
     assert "no integer in the reply" in observation
 
 
+def test_details_feedback_echoes_a_long_answer_cut_short():
+    env = make(feedback="details")
+    env.reset(seed=0, options={"task_index": 2})
+    observation, *_ = env.step("9" * 4000)
+    assert "Your answer was read as: 999" in observation and "more characters]" in observation
+    assert len(observation) < 3000
+
+
 def test_details_feedback_reports_partial_credit():
     env = make(feedback="details")
     env.reset(seed=0, options={"task_index": 2})
@@ -224,3 +233,29 @@ def test_variants_are_registered_for_the_built_in_single_turn_envs():
             env = gym.make(variant)
             check_env(env)
             env.close()
+
+
+@pytest.mark.parametrize("entry_point", ["is_palindrome", "is_leap_year", "word_break"])
+def test_code_feedback_cannot_be_probed_to_hard_code_the_hidden_tests(entry_point):
+    """With the failing test's input in the feedback, 'return True, then False for each failing
+    input seen' passed these hidden tests in 3 attempts without solving anything (as did a
+    smarter prober on 5 of the 6 built-in boolean tasks)."""
+    from tests.sandboxes.conftest import local_available
+
+    require_service("the local sandbox", local_available()[0])
+    env = gym.make("rlvr/CodeSelfCorrect-v0")
+    index = next(i for i, t in enumerate(env.unwrapped.inner.tasks) if entry_point in t.id)
+    env.reset(seed=0, options={"task_index": index})
+    seen_false: list[str] = []  # inputs shown as failing tests, as the feedback writes them
+    reward, terminated = 0.0, False
+    while not terminated:
+        code = (
+            f"def {entry_point}(*args):\n"
+            f"    return ', '.join(map(repr, args)) not in {seen_false!r}\n"
+        )
+        observation, reward, terminated, _, _ = env.step(f"```python\n{code}```")
+        failure = re.search(rf"First failure: {entry_point}\((.*)\) returned True", observation)
+        if failure:
+            seen_false.append(failure.group(1))
+    env.close()
+    assert reward == 0.0 and not seen_false

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from fractions import Fraction
 
 import gymnasium as gym
@@ -70,11 +71,24 @@ def test_train_and_test_splits_are_disjoint():
         ("\\boxed{}", 5, "unparsable"),
         ("the answer is 5", 5, "unparsable"),
         ("\\boxed{5} no wait \\boxed{6}", 6, "correct"),
+        ("Final answer:\n5", 5, "correct"),
     ],
 )
 def test_numeric_verifier(reply, answer, status):
     verdict = NumericAnswerVerifier().verify(reply, Task("t", "q", answer))
     assert verdict.status.value == status
+
+
+@pytest.mark.parametrize("reply", ["\n" * 20_000, "\t\n" * 10_000, "Answer: " + "x" * 100_000])
+def test_adversarial_final_answers_are_judged_fast_and_echoed_short(reply):
+    env = gym.make("rlvr/ToolMath-v0")
+    env.reset(seed=0)
+    start = time.perf_counter()
+    observation, reward, terminated, _, _ = env.step(reply)
+    assert time.perf_counter() - start < 2.0  # 20,000 newlines took 6 s, 10 MB forever
+    assert (reward, terminated) == (0.0, True)
+    assert len(observation) < 500
+    env.close()
 
 
 def test_oracle_computes_with_the_calculator_then_answers():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -26,6 +27,7 @@ from rlvr.envs.tools import (
     validate_arguments,
 )
 from rlvr.envs.tools.calculator import format_number
+from rlvr.envs.tools.parsing import MAX_CALL_CHARS, MAX_FENCED_BLOCKS
 
 # --- parsing -------------------------------------------------------------------------------------
 
@@ -84,6 +86,52 @@ def test_parsing_an_adversarial_reply_is_fast():
     start = time.perf_counter()
     parse_tool_calls(reply)
     assert time.perf_counter() - start < 2.0
+
+
+def test_only_the_first_code_blocks_are_decoded():
+    block = '```json\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n```\n'
+    # A 10 MB reply of code blocks took seconds to decode; the work is now bounded.
+    assert len(parse_tool_calls(block * 10_000).calls) == MAX_FENCED_BLOCKS
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "```json\n" + "[" * 100_000 + "\n```",  # json.loads raises RecursionError
+        "<tool_call>" + "[" * 100_000 + "</tool_call>",
+        "<tool_call>" + "[" * 900 + '{"name": "a", "arguments": {}}' + "]" * 900 + "</tool_call>",
+        '<tool_call>{"name": "a", "arguments": {"x": ' + "[" * 800 + "]" * 800 + "}}</tool_call>",
+        "<tool_call>{'name': 'a', 'arguments': {(1, 2): 3}}</tool_call>",  # not JSON: tuple key
+        "<tool_call>{'name': 'a', 'arguments': {'x': {1, 2}}}</tool_call>",  # a set
+    ],
+)
+def test_deep_or_non_json_calls_are_errors_not_exceptions(reply):
+    parsed = parse_tool_calls(reply)
+    assert not parsed.calls
+    env = CounterEnv()
+    env.reset(seed=0)
+    observation, reward, terminated, _, info = env.step(reply)
+    assert reward == 0.0 and not info["infra_error"]
+    assert terminated or observation.startswith("Error: could not read")
+
+
+def test_a_huge_call_is_refused_unread():
+    keys = ", ".join(f"'k{i}': {i}" for i in range(300_000))  # 4 MB: ast took seconds and GBs
+    env = CounterEnv()
+    env.reset(seed=0)
+    start = time.perf_counter()
+    observation, *_ = env.step(f"<tool_call>{{'name': 'increment', 'arguments': {{{keys}}}}}")
+    assert time.perf_counter() - start < 2.0
+    assert observation.endswith(f"block: it is longer than {MAX_CALL_CHARS} characters")
+
+
+def test_a_reply_of_many_unreadable_blocks_gets_a_short_answer():
+    env = CounterEnv(max_calls_per_reply=3)
+    env.reset(seed=0)
+    observation, *_ = env.step("<tool_call></tool_call>" * 20_000)
+    assert observation.count("Error: could not read") == 3
+    assert "19997 more blocks could not be read" in observation
+    assert env.observation_space.contains(observation)
 
 
 # --- tools and schemas ---------------------------------------------------------------------------
@@ -198,6 +246,15 @@ def test_toolbox_flags_infra_errors_ends_episodes_and_cuts_long_results():
     assert finished.outcome is not None and finished.outcome.terminated
     chatty = TOOLBOX.call(ToolCall("chatty", {})).content
     assert len(chatty) < 300 and chatty.endswith("[9800 more characters cut]")
+
+
+def test_a_tool_that_cannot_be_slow_by_the_agents_doing_times_out_as_an_infra_error():
+    stalled = Tool.from_function(sleepy, name="fetch", timeout=0.1)
+    box = Toolbox([stalled, dataclasses.replace(stalled, name="site", slow_is_infra=True)])
+    agents = box.call(ToolCall("fetch", {"seconds": 1}))
+    assert not agents.infra_error and agents.content == "Error: fetch timed out after 0.1 s"
+    ours = box.call(ToolCall("site", {"seconds": 1}))
+    assert ours.infra_error and ours.content.startswith("Error: the tool is unavailable")
 
 
 # --- the ToolEnv loop ----------------------------------------------------------------------------
@@ -357,6 +414,10 @@ def test_calculator_is_exact(expression, expected):
         ("(" * 5000 + "1" + ")" * 5000, "longer than 1000 characters"),
         ("(" * 300 + "1" + ")" * 300, "cannot parse|nested"),
         ("1+" * 400 + "1", "more than 300 parts"),
+        ("round(1, 10**9)", "within"),  # would build 10**(10**9)
+        ("comb(100000, 50000)", "more than 14000 bits"),  # refused before computing
+        ("perm(100000, 100000)", "more than 14000 bits"),
+        ("pow(3, 2**2048 + 1, 2**2047 + 1)", "below 2\\*\\*2048"),
         ("", "empty"),
     ],
 )

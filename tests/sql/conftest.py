@@ -4,7 +4,8 @@ How the PostgreSQL tests connect: `$RLVR_TEST_POSTGRES_DSN` if set (an admin rol
 schemas in its database and create roles). Otherwise, on a machine where the local server runs
 (CI's `.ci/setup-system.sh` starts Debian's cluster), the fixture provisions one itself through
 the `postgres` OS account (`runuser`, or `sudo -n` when not root): a role `rlvr_test_admin` with
-CREATEROLE, pg_signal_backend (to kill connections in a test) and a fresh random password, owning
+CREATEROLE, pg_signal_backend (to kill connections in a test) and a random password (one per
+machine, kept in a private file in the temporary directory, so concurrent sessions agree), owning
 a database `rlvr_test`, reached over TCP on 127.0.0.1. Without either the tests skip locally and
 fail in CI (`require_service`).
 """
@@ -15,6 +16,8 @@ import os
 import secrets
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -48,7 +51,7 @@ def _provision() -> tuple[str | None, str]:
     ready = subprocess.run(["pg_isready", "-q", "-h", "127.0.0.1", "-p", port], timeout=30)
     if ready.returncode != 0:
         return None, f"no server accepts connections on 127.0.0.1:{port} (run .ci/setup-system.sh)"
-    password = secrets.token_hex(16)
+    password = _shared_password()
     script = f"""
         SELECT 'CREATE ROLE {TEST_ROLE} LOGIN CREATEROLE'
         WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{TEST_ROLE}') \\gexec
@@ -64,6 +67,25 @@ def _provision() -> tuple[str | None, str]:
     if done.returncode != 0:
         return None, f"cannot provision a test role: {done.stderr.strip()[:300]}"
     return f"postgresql://{TEST_ROLE}:{password}@127.0.0.1:{port}/{TEST_DATABASE}", ""
+
+
+def _shared_password() -> str:
+    """The test role's password, the same for every test session on this machine: sessions that
+    run at once (several worktrees, CI jobs) each set it, and a fresh one per session would
+    lock the others out mid-run."""
+    path = Path(tempfile.gettempdir()) / f"rlvr-test-postgres-{os.getuid()}.secret"
+    if not path.exists():
+        draft = path.with_name(f"{path.name}.{os.getpid()}")
+        descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as file:
+            file.write(secrets.token_hex(16))
+        try:
+            os.link(draft, path)  # atomic: the first session's password wins
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
+    return path.read_text().strip()
 
 
 @pytest.fixture(scope="session")

@@ -41,7 +41,7 @@ def test_extract_sql(reply, expected):
     ],
 )
 def test_read_only_queries_pass(sql):
-    assert check_query(sql).text == sql.strip()
+    assert check_query(sql).text == sql.strip().rstrip(";")
 
 
 @pytest.mark.parametrize(

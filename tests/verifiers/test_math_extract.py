@@ -44,10 +44,13 @@ def test_outside_think(reply, expected):
     assert outside_think(reply) == expected
 
 
-def test_boxed_answers_win_over_tags_and_phrases():
+def test_boxes_and_tags_both_count_and_win_over_phrases():
     extraction = extract_answers("<answer>3</answer> The answer is 4. \\boxed{5}")
-    assert extraction.candidates == ("5",)
+    assert extraction.candidates == ("5", "3")  # two final answers: the verifier sees a hedge
     assert extraction.source == "boxed"
+    assert extract_answers("The answer is 4. \\boxed{5}").candidates == ("5",)
+    # a tag around a box states that box once
+    assert extract_answers("<answer>so \\boxed{5}</answer>").candidates == ("5",)
 
 
 def test_every_box_is_a_candidate():

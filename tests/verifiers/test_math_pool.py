@@ -15,7 +15,13 @@ import pytest
 from rlvr.verifiers import Status, Task
 from rlvr.verifiers.math import MathVerifier
 from rlvr.verifiers.math import pool as pool_module
-from rlvr.verifiers.math.pool import CheckTimeout, WorkerFailure, WorkerPool, get_pool
+from rlvr.verifiers.math.pool import (
+    CheckCrashed,
+    CheckTimeout,
+    WorkerFailure,
+    WorkerPool,
+    get_pool,
+)
 
 LIMIT = 1.0
 # Generous: CI runners are slow and shared; the point is "seconds", not "minutes".
@@ -118,17 +124,60 @@ CRASH_ON_REQUEST = textwrap.dedent(
     """
 )
 FAIL_AT_START = 'print(\'{"fatal": "ImportError: no sympy"}\', flush=True)'
+# Speaks the worker protocol and finds every answer equal, but aborts (like a big-number library
+# out of memory) on any answer containing "boom"; with a path argument, it also dies on the first
+# request it sees while that file does not exist yet (a worker killed from outside, once).
+FAKE_WORKER = textwrap.dedent(
+    """
+    import json, os, resource, sys
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # os.abort() below leaves no core file
+    print('{"ready": true}', flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        if len(sys.argv) > 1 and not os.path.exists(sys.argv[1]):
+            open(sys.argv[1], "w").close()
+            os._exit(9)
+        if any("boom" in answer for answer in request["answers"]):
+            os.abort()
+        print(json.dumps({"results": [["equal", ""] for _ in request["answers"]]}), flush=True)
+    """
+)
 
 
 def _pool(script: str) -> WorkerPool:
     return WorkerPool(1, command=(sys.executable, "-c", script), startup_timeout=30)
 
 
-def test_a_worker_dying_mid_check_is_a_worker_failure():
+def test_workers_dying_on_every_check_are_a_worker_failure():
     pool = _pool(CRASH_ON_REQUEST)
-    try:
+    try:  # retried, then a trivial check dies too: our machinery, not the answer
         with pytest.raises(WorkerFailure, match="exit status 3"):
             pool.check("1", ["1"], timeout=10)
+    finally:
+        pool.close()
+
+
+def test_an_answer_that_kills_fresh_workers_is_the_answers_fault(monkeypatch):
+    pool = _pool(FAKE_WORKER)
+    try:
+        with pytest.raises(CheckCrashed, match="killed by signal 6"):
+            pool.check("1", ["1", "boom"], timeout=10)
+        assert pool.check("1", ["1"], timeout=10) == [("equal", "")]
+        monkeypatch.setattr(pool_module, "get_pool", lambda: pool)
+        verdict = judge("\\sqrt{19}", "\\boxed{\\sqrt{19}\\,boom}", timeout=10)
+    finally:
+        pool.close()
+    assert verdict.status is Status.INCORRECT  # a zero, not a dropped sample
+    assert not verdict.infra_error
+    assert verdict.data["crashed"] is True
+    assert "crashed" in verdict.details
+
+
+def test_a_worker_lost_once_mid_check_is_retried_transparently(tmp_path):
+    pool = WorkerPool(1, command=(sys.executable, "-c", FAKE_WORKER, str(tmp_path / "died")))
+    try:
+        assert pool.check("1", ["1"], timeout=10) == [("equal", "")]
+        assert (tmp_path / "died").exists()  # the first worker did die on the request
     finally:
         pool.close()
 

@@ -9,6 +9,7 @@ import pytest
 
 from rlvr.verifiers import Status, Task, TaskFormatError, Verdict, VerifierConfigError
 from rlvr.verifiers.math import MathVerifier, gold_text, read_literal, values_match
+from rlvr.verifiers.math.form import operations
 
 VERIFIER = MathVerifier(timeout=10.0)
 
@@ -41,6 +42,8 @@ EQUIVALENT = [
     ("18", "\\$18"),
     ("18", "18 \\text{ dollars}"),
     ("12", "12 apples"),
+    ("5", "5 \\text{ more}"),  # "how many more ...?"
+    ("5", "5 \\text{ years ago}"),
     ("30", "30^\\circ"),
     ("25", "25 \\text{ cm}^2"),
     ("50\\%", "50\\%"),
@@ -48,6 +51,11 @@ EQUIVALENT = [
     ("50\\%", "0.5"),
     ("0.5", "50\\%"),
     ("112.1", "112.10"),
+    ("4", "{4}"),  # a brace group around the whole answer
+    ("4", "4 \\textnormal{ cm}"),
+    ("\\frac{1}{3}", "0.\\overline{3}"),  # repeating decimals are exact
+    ("-\\frac{1}{6}", "-0.1\\overline{6}"),
+    ("\\frac{1}{7}", "0.\\bar{142857}"),
     # sets in any order, tuples in order
     ("\\{-2, 3\\}", "\\{3, -2\\}"),
     ("\\{-2, 3\\}", "3, -2"),
@@ -66,13 +74,26 @@ EQUIVALENT = [
     ("\\frac{\\sqrt{2}}{2}", "sqrt(2)/2"),
     ("\\frac{\\pi}{4}", "pi/4"),
     ("\\frac{\\pi}{4}", "\\frac{1}{4}\\pi"),
-    ("x^{2} + 5x + 6", "(x+2)(x+3)"),
     ("x^{2} + 5x + 6", "x^2+5x+6"),
+    ("x^{3} - 4x^{2} + x + 6", "6 + x - 4x^2 + x^3"),
+    ("(x+2)(x+3)", "(x+3)(x+2)"),
+    ("(x+1)^{2}", "(1+x)^2"),
+    ("\\frac{x+1}{2}", "\\frac{x}{2} + \\frac{1}{2}"),  # a constant factor is no factoring
     ("3x^{2} + 1", "3*x**2 + 1"),  # plain text, read by our whitelist parser
     ("\\{1 - \\sqrt{2}, 1 + \\sqrt{2}\\}", "1 \\pm \\sqrt{2}"),
     ("\\{1 - \\sqrt{2}, 1 + \\sqrt{2}\\}", "\\{1+\\sqrt{2}, 1-\\sqrt{2}\\}"),
     ("[3, \\infty)", "[3, \\infty)"),
     ("[3, \\infty)", "x \\geq 3"),
+    ("(4, \\infty)", "4 < x"),
+    ("[-1, 3]", "-1 \\le x \\le 3"),
+    ("(-\\infty, -2) \\cup (3, \\infty)", "x < -2 \\text{ or } x > 3"),
+    ("(-\\infty, 3) \\cup (3, \\infty)", "x \\neq 3"),
+    ("\\emptyset", "\\varnothing"),
+    ("2\\sqrt{2}", "\\sqrt{8} = 2\\sqrt{2}"),  # a true equation ending in the answer
+    ("\\log_2 3", "\\frac{\\ln 3}{\\ln 2}"),  # the same kind of operation as the gold's
+    ("e^{2}", "\\exp(2)"),
+    ("e^{x}", "\\mathrm{e}^{x}"),
+    ("\\{\\sqrt{2}, \\sqrt{3}\\}", "\\sqrt{2} \\text{ and } \\sqrt{3}"),
     ("(-1, 2]", "(-1, 2]"),
     ("\\frac{1}{2^{98}}", "2^{-98}"),
     ("y = 2x + 3", "y = 3 + 2x"),
@@ -101,6 +122,7 @@ NOT_EQUIVALENT = [
     ("x^{2} + 5x + 6", "(x+2)(x-3)"),
     ("5", "5 \\text{ million}"),
     ("5", "5\\pi"),
+    ("(-\\infty, -2) \\cup (3, \\infty)", "x < -2 \\text{ and } x > 3"),  # empty, not a union
 ]
 
 
@@ -172,6 +194,43 @@ HACKS = [
     ("85", "\\boxed{x}"),
     ("85", "\\boxed{\\text{eighty-five}}"),
     ("85", "\\boxed{8" + "5" * 3000 + "}"),
+    # an <answer> tag and a box stating different answers
+    ("3", "<answer>4</answer> so \\boxed{3}"),
+    ("3", "\\boxed{3} <answer>4</answer>"),
+    # a zero-width character hiding a box from the reader but not from a renderer
+    ("3", "\\box\u200bed{4} \\boxed{3}"),
+    # a second value hidden in words
+    ("3", "\\boxed{3 \\text{apples, maybe 4}}"),
+    ("\\sqrt{2}", "\\boxed{\\sqrt{2} \\text{ maybe } \\sqrt{3}}"),  # math-verify read sqrt(2)
+    ("\\sqrt{2}", "\\boxed{\\sqrt{2} \\textbf{ or } \\sqrt{3}}"),
+    ("\\sqrt{2}", "\\boxed{\\sqrt{2}\\ \\mathrm{or}\\ \\sqrt{3}}"),
+    ("\\sqrt{2}", "\\boxed{\\sqrt{2} \\text{ (or 3)}}"),
+    # words that change the value are not units
+    ("5", "\\boxed{5!}"),
+    ("5", "\\boxed{5 \\text{ wrong}}"),
+    ("5", "\\boxed{5 \\text{ below zero}}"),
+    ("5", "\\boxed{5 \\text{ bn}}"),
+    ("5", "\\boxed{5 \\text{ tenths}}"),
+    # the question restated: a condition instead of its solution
+    ("(4, \\infty)", "\\boxed{2x - 3 > 5}"),
+    ("[-1, 3]", "\\boxed{x^2 - 2x - 3 \\le 0}"),
+    ("x > 4", "\\boxed{2x - 3 > 5}"),
+    # ... a polynomial not in the asked form ("write it expanded", "factor")
+    ("x^{3} - 4x^{2} + x + 6", "\\boxed{(x+1)(x-2)(x-3)}"),
+    ("x^{2} + 5x + 6", "\\boxed{(x+2)(x+3)}"),
+    ("2x + 2", "\\boxed{2(x+1)}"),
+    ("(x+2)(x+3)", "\\boxed{x^2+5x+6}"),
+    ("(x+1)^{2}", "\\boxed{x^2+2x+1}"),
+    ("(x+2)(x+3)", "\\boxed{\\frac{(x^2+5x+6)(x+1)}{x+1}}"),  # neither form: not a polynomial
+    # ... or an operation left for the verifier to do
+    ("\\frac{\\sqrt{3}}{2}", "\\boxed{\\sin(\\pi/3)}"),
+    ("\\frac{\\sqrt{3}}{2}", "\\boxed{sin(pi/3)}"),
+    ("\\frac{\\pi}{3}", "\\boxed{\\arccos\\frac{1}{2}}"),
+    ("\\pi", "\\boxed{\\int_0^1 \\frac{4}{1+x^2}\\,dx}"),
+    ("2\\pi", "\\boxed{\\lim_{x \\to 0} 2\\pi}"),
+    ("2\\pi", "\\boxed{\\sum_{k=1}^{2} \\pi}"),
+    ("\\sqrt{2}", "\\boxed{|-\\sqrt{2}|}"),
+    ("2x", "\\boxed{\\frac{d}{dx} x^2}"),
 ]
 
 
@@ -181,6 +240,21 @@ def test_hacks_score_zero(gold, reply):
     assert verdict.score == 0.0, verdict
     assert verdict.status in (Status.INCORRECT, Status.UNPARSABLE)
     assert not verdict.infra_error
+
+
+def test_too_many_final_answers_are_a_hedge_judged_without_parsing():
+    reply = "".join(f"\\boxed{{{value}}}" for value in range(100_000))
+    verdict = judge("5", reply)
+    assert verdict.status is Status.INCORRECT
+    assert "more than" in verdict.details
+    assert len(verdict.extracted) < 200
+
+
+def test_final_form_details_name_the_rule_not_the_gold():
+    assert "expanded" in judge("x^{2} + 5x + 6", boxed("(x+2)(x+3)")).details
+    assert "factored" in judge("(x+2)(x+3)", boxed("x^2+5x+6")).details
+    assert "condition" in judge("(4, \\infty)", boxed("2x - 3 > 5")).details
+    assert "trigonometric" in judge("\\frac{\\sqrt{3}}{2}", boxed("\\sin(\\pi/3)")).details
 
 
 def test_the_same_answer_repeated_is_fine():
@@ -217,6 +291,9 @@ def test_require_simplified_off_accepts_any_equivalent_expression():
     assert judge("85", "\\boxed{47 + 38}", lenient).is_correct
     assert judge("\\frac{1}{2}", "\\boxed{\\frac{2}{4}}", lenient).is_correct
     assert judge("2", "\\boxed{\\sqrt{4}}", lenient).is_correct
+    assert judge("x^{2} + 5x + 6", "\\boxed{(x+2)(x+3)}", lenient).is_correct
+    assert judge("(4, \\infty)", "\\boxed{2x - 3 > 5}", lenient).is_correct
+    assert judge("\\frac{\\sqrt{3}}{2}", "\\boxed{\\sin(\\pi/3)}", lenient).is_correct
     assert not judge("85", "\\boxed{47 + 37}", lenient).is_correct
 
 
@@ -248,6 +325,23 @@ def test_verifier_is_light_to_copy():
     assert judge("4", boxed("4"), clone).is_correct
 
 
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("\\frac{\\sqrt{3}}{2} + \\pi - e^{2} + \\infty", set()),
+        ("\\sin x + \\operatorname{cos}(x) + tan(x)", {"trigonometric"}),
+        ("\\ln 3 - log(2)", {"logarithm"}),
+        ("5! + \\binom{5}{2}", {"factorial", "binomial"}),
+        ("1\\!000 + 2\\,5", set()),  # a negative thin space is no factorial
+        ("|x| + \\left\\lvert y \\right\\rvert", {"absolute value"}),
+        ("\\frac{d}{dx} x^2 + \\frac{\\mathrm{d}}{\\mathrm{d}t} t", {"derivative"}),
+        ("\\lim_{n \\to \\infty} \\sum_{k=1}^n \\int_0^1 x^k dx", {"limit", "sum", "integral"}),
+    ],
+)
+def test_operations_are_found_by_kind(text, kinds):
+    assert operations(text) == kinds
+
+
 # --- the literal reader on its own ----------------------------------------------------------------
 
 
@@ -261,6 +355,8 @@ def test_verifier_is_light_to_copy():
         ("(1, 2)", "tuple", (1, 2)),
         ("1 or 2", "bare", (1, 2)),
         ("(5)", "scalar", (5,)),
+        ("0.1\\overline{6}", "scalar", (Fraction(1, 6),)),
+        ("\\boxed{{-2}}", "scalar", (-2,)),
     ],
 )
 def test_read_literal(text, kind, values):
@@ -271,7 +367,20 @@ def test_read_literal(text, kind, values):
 
 
 @pytest.mark.parametrize(
-    "text", ["47 + 38", "\\sqrt{4}", "5 million", "2^{3}", "x", "1 \\frac{1}{2}", "", "3 x"]
+    "text",
+    [
+        "47 + 38",
+        "\\sqrt{4}",
+        "5 million",
+        "2^{3}",
+        "x",
+        "1 \\frac{1}{2}",
+        "",
+        "3 x",
+        "5!",
+        "3\\text{ }4",
+        "3 \\text{apples, maybe 4}",
+    ],
 )
 def test_read_literal_refuses_non_numbers(text):
     assert read_literal(text) is None

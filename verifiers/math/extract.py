@@ -1,14 +1,17 @@
 """Reading the final answer(s) out of a reply. Judging them is another module's job.
 
-Where a final answer may stand, by priority (the first kind present wins):
+Where a final answer may stand:
 
-1. `\\boxed{...}` / `\\fbox{...}` (nested braces, `\\boxed 5`): every box counts;
-2. `<answer>...</answer>` tags: every tag counts;
-3. a phrase: "the answer is X", "final answer: X", "Answer: X", "#### X".
+1. `\\boxed{...}` / `\\fbox{...}` (nested braces, `\\boxed 5`) and `<answer>...</answer>` tags:
+   every box and every tag counts (a tag holding a box counts once, through its box);
+2. only if there is neither, a phrase: "the answer is X", "final answer: X", "Answer: X",
+   "#### X".
 
 Only text outside `<think>...</think>` is read; an unclosed `<think>` means the reply never left
-its reasoning, so it has no answer. Every candidate is returned: the verifier requires them all to
-agree, so a reply cannot hedge by stating several answers.
+its reasoning, so it has no answer. Invisible format characters (zero-width spaces, joiners,
+direction marks) are dropped first, so that what is read is what a reader sees: `\\box`, a
+zero-width space and `ed{4}` is a box. Every candidate is returned: the verifier requires them
+all to agree, so a reply cannot hedge by stating several answers.
 
 Everything here is a linear scan (no regex that can backtrack badly): a reply is adversarial text.
 """
@@ -26,6 +29,11 @@ ANSWER_CLOSE = "</answer>"
 _BOX_COMMAND = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 _PHRASE = re.compile(
     r"(?:\b(?:final\s+answer|answer)(?:\s+is\b\s*:?|\s*:|\s*=)|####)", re.IGNORECASE
+)
+# Unicode format characters (category Cf) a renderer does not show: soft hyphen, zero-width
+# space/joiners, direction marks and embeddings, word joiner, invisible operators, BOM.
+_INVISIBLE = dict.fromkeys(
+    [0xAD, 0x180E, *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2070), 0xFEFF]
 )
 _SENTENCE_END = re.compile(r"\.(?=\s|$)")
 # A phrase "answer" that is plain prose ("the answer is not obvious") is not a candidate.
@@ -46,21 +54,18 @@ class Extraction:
 
 def extract_answers(reply: str) -> Extraction:
     """Every final answer stated outside `<think>` blocks (see the module docstring)."""
-    visible = outside_think(reply)
+    visible = outside_think(reply.translate(_INVISIBLE))
     if visible is None:
         return Extraction((), "none", "the reply opens <think> but never closes it")
     boxed = [content for content in find_boxed(visible) if content.strip()]
-    if boxed:
-        return Extraction(tuple(boxed), "boxed")
-    tagged = find_tagged(visible, ANSWER_OPEN, ANSWER_CLOSE)
-    if tagged:
-        answers = []
-        for content in tagged:
-            stated = find_phrase_answers(content)
-            answers.extend(stated or [content.strip()])
-        answers = [answer for answer in answers if answer]
-        if answers:
-            return Extraction(tuple(answers), "answer_tag")
+    tagged = []  # a tag without a box inside: its content (or the phrase in it) is an answer
+    for content in find_tagged(visible, ANSWER_OPEN, ANSWER_CLOSE):
+        if not _BOX_COMMAND.search(content):
+            tagged.extend(find_phrase_answers(content) or [content.strip()])
+    tagged = [answer for answer in tagged if answer]
+    if boxed or tagged:
+        # A box and a tag stating different answers are two final answers (a hedge).
+        return Extraction(tuple(boxed + tagged), "boxed" if boxed else "answer_tag")
     stated = find_phrase_answers(visible)
     if stated:
         return Extraction(tuple(stated), "phrase")

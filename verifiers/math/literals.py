@@ -5,9 +5,10 @@ short list of them. `read_literal` turns such text into exact `fractions.Fractio
 and without a worker process; anything else returns None and goes to the symbolic path.
 
 Read as numbers: `42`, `-3.5`, `.5`, `1,234` (thousands), `3/4`, `\\frac{3}{4}`, `\\dfrac34`,
-`1.5 \\times 10^{3}`, `2e-3`; wrapped in `$`, `\\text{}` units (`5 \\text{ cm}^2`, `\\$18`,
-`30^\\circ`, `12 apples`), `x = 5`; a trailing `%` (kept as a flag: see `values_match`). Lists:
-`\\{1, 2\\}` (a set), `(1, 2)` (an ordered tuple), `1, 2` / `1 or 2` / `x = 1 and x = 2` (bare).
+`1.5 \\times 10^{3}`, `2e-3`, `0.1\\overline{6}` (repeating); wrapped in `$`, `\\text{}` units
+(`5 \\text{ cm}^2`, `\\$18`, `30^\\circ`, `12 apples`), `x = 5`; a trailing `%` (kept as a flag:
+see `values_match`). Lists: `\\{1, 2\\}` (a set), `(1, 2)` (an ordered tuple), `1, 2` / `1 or 2` /
+`x = 1 and x = 2` (bare).
 Never read: scale words (`5 million`), operators (`47 + 38`), roots, `\\pi`, mixed numbers.
 """
 
@@ -28,7 +29,8 @@ _SPACING = re.compile(
     r"\\[,;:! ]|\\q?quad\b|~|\\displaystyle|\\left(?![a-zA-Z])|\\right(?![a-zA-Z])"
 )
 _TEXT_GROUP = re.compile(
-    r"\\(?:text|textrm|textbf|textit|mathrm|mathbf|mathit|mbox|operatorname)\s*\{([^{}]*)\}"
+    r"\\(?:text|textrm|textbf|textit|textnormal|textsf|mathrm|mathbf|mathit|mbox|operatorname)"
+    r"\s*\{([^{}]*)\}"
     r"(\s*\^\s*\{?\s*[23]\s*\}?)?"
 )
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree\b")
@@ -43,13 +45,17 @@ _MEANINGFUL_WORDS = frozenset(
         n k mod modulo choose factorial power half halves third thirds quarter quarters dozen
         dozens hundred hundreds thousand thousands million millions billion billions trillion
         trillions percent percentage pct approximately approx about around nearly almost roughly
-        inf infinity not no none undefined""",
+        inf infinity not no none undefined k bn mn mil lakh lakhs crore crores tens tenth tenths
+        hundredth hundredths thousandth thousandths fourth fourths fifth fifths sixth sixths
+        seventh sevenths eighth eighths ninth ninths negative negatives neg below least
+        most wrong incorrect false ish inverse reciprocal""",
     )
 )
 _ASSIGNMENT = re.compile(r"([A-Za-z](?:_\{?\w+\}?)?)\s*=\s*")
 _SEPARATOR = re.compile(r"\s*(?:,|;|\bor\b|\band\b)\s*")
 
 _DECIMAL = r"(?:\d+(?:\.\d*)?|\.\d+)"
+_REPEATING = re.compile(r"([+-]?)\s*(\d*)\.(\d*)\s*\\(?:overline|bar)\s*\{\s*(\d+)\s*\}")
 _PLAIN_NUMBER = re.compile(r"([+-]?)\s*(" + _DECIMAL + r")")
 _THOUSANDS = re.compile(r"([+-]?)\s*(\d{1,3}(?:,\d{3})+(?:\.\d+)?)")
 _SLASH_FRACTION = re.compile(r"([+-]?)\s*(\d+)\s*/\s*(\d+)")
@@ -79,13 +85,16 @@ class Literal:
 
 def clean(text: str) -> str:
     """Strip what never changes a plain number's value: math delimiters, spacing commands,
-    `\\left`/`\\right`, `\\dfrac`, boxes, `\\text{unit}`s, `$`, degrees, trailing punctuation."""
-    from rlvr.verifiers.math.extract import find_boxed
+    `\\left`/`\\right`, `\\dfrac`, boxes, `\\text{unit}`s, `$`, degrees, trailing punctuation
+    (not `!`: `5!` is a factorial)."""
+    from rlvr.verifiers.math.extract import find_boxed, matching_braces
 
     text = text.strip()
     boxed = find_boxed(text)
     if len(boxed) == 1 and text.startswith(("\\boxed", "\\fbox")):
-        text = boxed[0]
+        text = boxed[0].strip()
+    while text.startswith("{") and matching_braces(text).get(0) == len(text) - 1:
+        text = text[1:-1].strip()  # `{4}`: a group around the whole answer
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     text = text.replace("−", "-").replace("{,}", ",").replace("\\$", "").replace("$", "")
     text = text.replace("\\(", "").replace("\\)", "").replace("\\[", "").replace("\\]", "")
@@ -93,15 +102,19 @@ def clean(text: str) -> str:
     text = _SPACING.sub(" ", text)
     text = _TEXT_GROUP.sub(_text_group, text)
     text = _DEGREES.sub("", text)
-    return text.strip().rstrip(".,;:!").strip()
+    return text.strip().rstrip(".,;:").strip()
 
 
 def _text_group(match: re.Match[str]) -> str:
     content = match.group(1).strip()
+    if not content:
+        return " "
     if content.lower() in ("or", "and"):
         return f" {content.lower()} "
     if re.fullmatch(r"[\d.,+\-/ ]*", content):
         return content + (match.group(2) or "")
+    if any(char.isdigit() for char in content):
+        return match.group(0)  # `\text{apples, maybe 4}` hides a number: not a unit
     words = re.findall(r"[A-Za-z]+", content)
     if words and not any(word.lower() in _MEANINGFUL_WORDS for word in words):
         return " "  # a unit such as \text{ cm}^2
@@ -235,6 +248,15 @@ def _latex_fraction(match: re.Match[str]) -> tuple[Fraction, bool] | None:
     return _fraction(sign, numerator, match.group(4) or match.group(5))
 
 
+def _repeating(match: re.Match[str]) -> tuple[Fraction, bool]:
+    """`0.1\\overline{6}` = 0.1666... = 1/6, exactly."""
+    sign, whole, fixed, period = match.groups()
+    scale = Fraction(1, 10 ** len(fixed))
+    value = Fraction(int(whole or "0")) + int(fixed or "0") * scale
+    value += Fraction(int(period), 10 ** len(period) - 1) * scale
+    return _sign(sign) * value, True
+
+
 def _scientific(match: re.Match[str]) -> tuple[Fraction, bool] | None:
     exponent = int(match.group(3) or match.group(4))
     if abs(exponent) > MAX_EXPONENT:
@@ -248,6 +270,7 @@ _READERS = (
     (_SLASH_FRACTION, _slash),
     (_LATEX_FRACTION, _latex_fraction),
     (_SCIENTIFIC, _scientific),
+    (_REPEATING, _repeating),
 )
 
 

@@ -4,7 +4,13 @@ math-verify's own timeout (SIGALRM) cannot interrupt C code such as sympy comput
 `10**(10**10)`, and does not cover printing or simplifying around its calls. A process can always
 be killed, so every symbolic check runs in a worker process (`worker.py`); a check that overruns
 its wall-clock limit has its worker killed (`CheckTimeout`) and a fresh worker started in its
-place. A worker that fails for any other reason raises `WorkerFailure` (an infrastructure error).
+place. A worker that dies while checking is replaced and the check retried once on a fresh worker,
+within the same time budget: a worker lost for reasons of its own (killed from outside) costs
+nothing. If the fresh worker dies too, a trivial check decides whose fault it is: if a worker
+survives that, the answer kills workers (e.g. a big-number library aborting at the memory limit)
+and `CheckCrashed` is raised, which the verifier scores 0, so a policy cannot farm crashes into
+dropped samples; if not, workers die on anything and `WorkerFailure` is raised. A worker that
+cannot start or take a request also raises `WorkerFailure` (an infrastructure error).
 
 One pool serves every `MathVerifier` in a process. It is created on first use (importing this
 module starts nothing), holds at most `RLVR_MATH_WORKERS` workers (default: min(2, CPUs)), starts
@@ -29,6 +35,9 @@ from rlvr.verifiers.errors import VerifierError
 
 WORKER_COMMAND = (sys.executable, "-m", "rlvr.verifiers.math.worker")
 STARTUP_TIMEOUT = 120.0
+# A check every sound worker answers at once: run after a check killed two workers in a row.
+CANARY = {"gold": "\\sqrt{2}", "answers": ["\\frac{2}{\\sqrt{2}}"], "final_form": True}
+CANARY_TIMEOUT = 30.0
 
 
 class CheckTimeout(VerifierError):
@@ -36,7 +45,19 @@ class CheckTimeout(VerifierError):
 
 
 class WorkerFailure(VerifierError):
-    """A worker could not start, or died while checking for a reason other than a timeout."""
+    """A worker could not start or take a request: our machinery failed."""
+
+
+class WorkerDied(WorkerFailure):
+    """A worker's output ended: it exited or was killed, `seconds` into the check."""
+
+    def __init__(self, message: str, seconds: float = 0.0) -> None:
+        super().__init__(message)
+        self.seconds = seconds
+
+
+class CheckCrashed(VerifierError):
+    """A check killed its worker, and then the fresh worker it was retried on."""
 
 
 def default_size() -> int:
@@ -77,6 +98,8 @@ class _Worker:
             raise WorkerFailure(
                 f"math worker {self.pid} did not start within {startup_timeout:.0f}s"
             ) from None
+        except WorkerDied as exc:
+            raise WorkerFailure(f"math worker failed to start: {exc}") from None
         if not message.get("ready"):
             raise WorkerFailure(f"math worker {self.pid} failed to start: {message.get('fatal')}")
         self.ready = True
@@ -103,7 +126,7 @@ class _Worker:
                 continue
             chunk = os.read(descriptor, 1 << 16)
             if not chunk:
-                raise WorkerFailure(f"math worker {self.pid} died ({self._exit()})")
+                raise WorkerDied(f"math worker {self.pid} died ({self._exit()})")
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
         return json.loads(line)
@@ -148,26 +171,28 @@ class WorkerPool:
         self._busy: list[_Worker] = []
         self._closed = False
 
-    def check(self, gold: str, answers: list[str], timeout: float) -> list[tuple[str, str]]:
+    def check(
+        self, gold: str, answers: list[str], timeout: float, *, final_form: bool = True
+    ) -> list[tuple[str, str]]:
         """Compare each answer with `gold` in a worker; (outcome, detail) per answer.
 
-        The time limit starts when a ready worker has the request; waiting for a worker to start
-        is not charged to the answer.
+        `final_form` asks for the answer in the gold's form (see `equivalence.compare`). The
+        time limit starts when a ready worker has the request; waiting for a worker to start is
+        not charged to the answer. A worker dying mid-check is retried once with the time left
+        (module docstring).
         """
-        worker = self._acquire()
+        request = {"gold": gold, "answers": answers, "final_form": final_form}
         try:
-            worker.wait_ready(self.startup_timeout)
-            worker.send({"gold": gold, "answers": answers, "cpu_seconds": 2 * timeout + 5})
-            reply = worker.receive(time.monotonic() + timeout)
-        except (CheckTimeout, WorkerFailure):
-            self._discard(worker, replace=True)
-            raise
-        except BaseException:  # interrupted mid-check: the worker's state is unknown
-            self._discard(worker, replace=False)
-            raise
-        self._release(worker)
-        if "results" not in reply:
-            raise WorkerFailure(f"math worker {worker.pid} answered {reply!r:.200}")
+            reply = self._attempt(request, timeout)
+        except WorkerDied as first:
+            left = timeout - first.seconds
+            if left <= 0:
+                raise CheckTimeout(f"{first}, with no time left to retry") from None
+            try:
+                reply = self._attempt(request, left)
+            except WorkerDied as second:
+                self._canary()
+                raise CheckCrashed(f"{first}; on retry, {second}") from None
         return [(str(outcome), str(detail)) for outcome, detail in reply["results"]]
 
     def pids(self) -> list[int]:
@@ -191,13 +216,44 @@ class WorkerPool:
             worker.close_pipes()
         self._idle, self._busy, self._closed = [], [], True
 
+    def _attempt(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """One try of `request` on one worker, killed and replaced if it fails or overruns."""
+        worker = self._acquire()
+        try:
+            worker.wait_ready(self.startup_timeout)
+            worker.send({**request, "cpu_seconds": 2 * timeout + 5})
+            started = time.monotonic()
+            try:
+                reply = worker.receive(started + timeout)
+            except WorkerDied as exc:
+                raise WorkerDied(str(exc), time.monotonic() - started) from None
+        except (CheckTimeout, WorkerFailure):
+            self._discard(worker, replace=True)
+            raise
+        except BaseException:  # interrupted mid-check: the worker's state is unknown
+            self._discard(worker, replace=False)
+            raise
+        self._release(worker)
+        if "results" not in reply:
+            raise WorkerFailure(f"math worker {worker.pid} answered {reply!r:.200}")
+        return reply
+
+    def _canary(self) -> None:
+        """Raise `WorkerFailure` unless a fresh worker survives a trivial check."""
+        try:
+            self._attempt(CANARY, CANARY_TIMEOUT)
+        except (CheckTimeout, WorkerFailure) as exc:
+            raise WorkerFailure(f"math workers fail even on a trivial check: {exc}") from None
+
     def _acquire(self) -> _Worker:
         with self._condition:
             while True:
                 if self._closed:
                     raise WorkerFailure("the math worker pool is closed")
                 while self._idle:
-                    worker = self._idle.pop()
+                    # a warm worker first: a replacement may still be importing sympy
+                    ready = [index for index, idle in enumerate(self._idle) if idle.ready]
+                    worker = self._idle.pop(ready[-1] if ready else -1)
                     if worker.alive():
                         self._busy.append(worker)
                         return worker

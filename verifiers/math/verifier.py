@@ -5,11 +5,12 @@
 3. Compare each with the gold. When the gold is a plain number or a list of them, the answer must
    be one too, compared exactly with `fractions.Fraction` in this process (`literals.py`);
    otherwise the comparison is symbolic, in a worker process killed at the time limit
-   (`equivalence.py`, `pool.py`).
+   (`equivalence.py`, `pool.py`), after a final-form check (`form.py`).
 4. Correct only if every stated answer is correct: several different answers are a hedge.
 
-A reply's own fault (wrong, hedged, unreadable, too slow to check) scores 0; only a failure of
-our machinery (a worker that crashed or would not start) gives a `Status.ERROR` verdict.
+A reply's own fault (wrong, hedged, unreadable, too slow to check, or so pathological that it
+kills a fresh worker too) scores 0; only a failure of our machinery (a worker that would not
+start, or workers that die even on a trivial check) gives a `Status.ERROR` verdict.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 from rlvr.verifiers.errors import TaskFormatError, VerifierConfigError
 from rlvr.verifiers.math import literals
 from rlvr.verifiers.math.extract import Extraction, extract_answers
+from rlvr.verifiers.math.form import leftover_operations
 from rlvr.verifiers.math.literals import Literal, read_literal, values_match
 from rlvr.verifiers.math.screen import MAX_ANSWER_CHARS, screen
 from rlvr.verifiers.types import Task, Verdict
@@ -35,6 +37,9 @@ logger = logging.getLogger(__name__)
 EQUAL = "equal"
 UNPARSABLE = "unparsable"
 GOLD_UNPARSABLE = "gold_unparsable"
+
+# More distinct final answers than any honest reply states: a hedge, judged without parsing them.
+MAX_CANDIDATES = 16
 
 
 @dataclass(frozen=True)
@@ -50,9 +55,12 @@ class MathVerifier:
     killed and scores 0."""
 
     require_simplified: bool = True
-    """When the gold is a plain number (or list of them), accept only plain numbers: `85`, `0.5`,
-    `3/4` in lowest terms. Otherwise `\\boxed{47 + 38}` (the question copied) or `\\boxed{6/8}`
-    would pass. Turn off to accept any equivalent expression."""
+    """Accept only answers in final form, so that the question copied into the box does not
+    pass. When the gold is a plain number (or list of them), only plain numbers: `85`, `0.5`,
+    `3/4` in lowest terms, not `47 + 38` or `6/8`. Otherwise no operation the gold does not use
+    (`\\sin(\\pi/3)` for `\\frac{\\sqrt{3}}{2}`; see `form.py`), a polynomial in the gold's
+    shape (expanded or factored) and no unsolved inequality (see `equivalence.py`). Turn off
+    to accept any equivalent expression."""
 
     max_answer_chars: int = MAX_ANSWER_CHARS
     """Longest final answer that is parsed at all; longer ones score 0."""
@@ -73,6 +81,12 @@ class MathVerifier:
         if not extraction.candidates:
             return Verdict.unparsable(extraction.problem, source=extraction.source)
         candidates = list(dict.fromkeys(answer.strip() for answer in extraction.candidates))
+        if len(candidates) > MAX_CANDIDATES:
+            return Verdict.incorrect(
+                " | ".join(candidates[:MAX_CANDIDATES]) + " | ...",
+                f"the reply states more than {MAX_CANDIDATES} final answers; give exactly one",
+                source=extraction.source,
+            )
         extracted = " | ".join(candidates)
         for answer in candidates:
             problem = screen(answer, self.max_answer_chars)
@@ -114,13 +128,25 @@ class MathVerifier:
     def _judge_symbolic(
         self, gold: str, candidates: list[str], extraction: Extraction, extracted: str
     ) -> Verdict:
-        from rlvr.verifiers.math.pool import CheckTimeout, WorkerFailure, get_pool
+        from rlvr.verifiers.math.pool import CheckCrashed, CheckTimeout, WorkerFailure, get_pool
 
-        key = (gold, tuple(candidates))
+        if self.require_simplified:
+            for answer in candidates:
+                leftover = leftover_operations(answer, gold)
+                if leftover:
+                    return Verdict.incorrect(
+                        extracted,
+                        f"the final answer is not simplified: it still contains {leftover[0]}",
+                        source=extraction.source,
+                        checked_by="form",
+                    )
+        key = (gold, tuple(candidates), self.require_simplified)
         try:
             results = _SYMBOLIC_RESULTS.get(key)
             if results is None:
-                results = get_pool().check(gold, candidates, float(self.timeout))
+                results = get_pool().check(
+                    gold, candidates, float(self.timeout), final_form=self.require_simplified
+                )
                 _SYMBOLIC_RESULTS.put(key, results)
         except CheckTimeout:
             return Verdict.incorrect(
@@ -129,6 +155,17 @@ class MathVerifier:
                 source=extraction.source,
                 checked_by="sympy",
                 timed_out=True,
+            )
+        except CheckCrashed as exc:
+            # Two fresh workers died on this answer: the answer, not our machinery, is at fault
+            # (else a policy could farm crashes into dropped samples instead of zeros).
+            logger.warning("a math answer crashed two workers: %s", exc)
+            return Verdict.incorrect(
+                extracted,
+                "checking the answer crashed the checker",
+                source=extraction.source,
+                checked_by="sympy",
+                crashed=True,
             )
         except WorkerFailure as exc:
             logger.error("math verifier infrastructure failure: %s", exc)
@@ -195,6 +232,9 @@ def _gold_literal(gold: str) -> Literal | None:
     return read_literal(gold)
 
 
+_Key = tuple[str, tuple[str, ...], bool]  # (gold, candidates, final form required)
+
+
 class _ResultCache:
     """A small thread-safe LRU of symbolic comparisons: in GRPO-style batches many completions
     of one prompt state the same answer, and a comparison's outcome never changes. Timeouts and
@@ -202,17 +242,17 @@ class _ResultCache:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[str, tuple[str, ...]], list[tuple[str, str]]] = OrderedDict()
+        self._items: OrderedDict[_Key, list[tuple[str, str]]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, tuple[str, ...]]) -> list[tuple[str, str]] | None:
+    def get(self, key: _Key) -> list[tuple[str, str]] | None:
         with self._lock:
             value = self._items.get(key)
             if value is not None:
                 self._items.move_to_end(key)
             return value
 
-    def put(self, key: tuple[str, tuple[str, ...]], value: list[tuple[str, str]]) -> None:
+    def put(self, key: _Key, value: list[tuple[str, str]]) -> None:
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)

@@ -2,7 +2,7 @@
 
 Protocol, one JSON object per line. On start the worker imports sympy and math-verify, warms
 them up and writes `{"ready": true}` (or `{"fatal": "..."}` and exits). Then, for each request
-`{"gold": str, "answers": [str, ...], "cpu_seconds": float}` on stdin it writes
+`{"gold": str, "answers": [str, ...], "final_form": bool, "cpu_seconds": float}` on stdin it writes
 `{"results": [[outcome, detail], ...]}` (outcomes from `equivalence`) on stdout. It exits at the
 end of its input, i.e. when the parent closes the pipe or dies.
 
@@ -37,14 +37,18 @@ def main() -> int:
     for line in sys.stdin.buffer:
         request = json.loads(line)
         _limit_cpu(float(request.get("cpu_seconds", 60.0)))
-        results = [_compare(equivalence, request["gold"], answer) for answer in request["answers"]]
+        final_form = bool(request.get("final_form", True))
+        results = [
+            _compare(equivalence, request["gold"], answer, final_form)
+            for answer in request["answers"]
+        ]
         _send(protocol, {"results": results})
     return 0
 
 
-def _compare(equivalence: Any, gold: str, answer: str) -> list[str]:
+def _compare(equivalence: Any, gold: str, answer: str, final_form: bool) -> list[str]:
     try:
-        return list(equivalence.compare(gold, answer))
+        return list(equivalence.compare(gold, answer, final_form=final_form))
     except MemoryError:
         return [equivalence.DIFFERENT, "checking the answer exhausted the memory limit"]
     except RecursionError:

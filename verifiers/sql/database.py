@@ -14,6 +14,7 @@ carry a `fingerprint` of their content, under which backends and the gold cache 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import hashlib
 import re
@@ -33,6 +34,8 @@ _ENGINE_TYPES = {
     "postgres": {"INTEGER": "BIGINT", "REAL": "DOUBLE PRECISION", "TEXT": "TEXT", "DATE": "DATE"},
 }
 _SIMPLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FILE_HASHES: dict[tuple[str, int, int], str] = {}  # (path, size, mtime) -> content hash
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # Words that cannot stand unquoted as a table or column name in SQLite or PostgreSQL.
 _RESERVED_WORDS = """
     all analyse analyze and any array as asc asymmetric both case cast check collate column
@@ -84,10 +87,14 @@ class Table:
                     f"table {self.name!r}: row {number} has {len(row)} values for {width} columns"
                 )
 
-    def create_statement(self, dialect: str = "sqlite", *, constraints: bool = True) -> str:
-        """CREATE TABLE for `dialect`; `constraints=False` leaves out keys (to load messy data)."""
+    def create_statement(
+        self, dialect: str = "sqlite", *, constraints: bool = True, primary_key: bool | None = None
+    ) -> str:
+        """CREATE TABLE for `dialect`; `constraints=False` leaves out keys (to load messy data),
+        except the primary key when `primary_key` is True."""
         types = _ENGINE_TYPES[_engine(dialect)]
-        keys = [column for column in self.columns if column.primary_key and constraints]
+        with_key = constraints if primary_key is None else primary_key
+        keys = [column for column in self.columns if column.primary_key and with_key]
         lines = []
         for column in self.columns:
             line = f"  {quote_identifier(column.name)} {types[column.type]}"
@@ -106,6 +113,12 @@ class Table:
                     f"{quote_identifier(table)} ({quote_identifier(target)})"
                 )
         return f"CREATE TABLE {quote_identifier(self.name)} (\n" + ",\n".join(lines) + "\n)"
+
+    def key_holds(self) -> bool:
+        """True when the rows satisfy the primary key (unique, no NULLs), or there is none."""
+        positions = [i for i, column in enumerate(self.columns) if column.primary_key]
+        keys = [tuple(row[i] for i in positions) for row in self.rows]
+        return not any(None in key for key in keys) and len(set(keys)) == len(keys)
 
 
 @dataclass(frozen=True)
@@ -136,8 +149,15 @@ class Database:
         raise KeyError(f"database {self.id!r} has no table {name!r}")
 
     def create_statements(self, dialect: str = "sqlite") -> list[str]:
+        # A dataset's primary keys are kept where its rows satisfy them: PostgreSQL then allows
+        # `GROUP BY t.id` with t's other columns selected, as SQLite (and Spider's gold) does.
         return [
-            t.create_statement(dialect, constraints=self.enforce_constraints) for t in self.tables
+            t.create_statement(
+                dialect,
+                constraints=self.enforce_constraints,
+                primary_key=self.enforce_constraints or t.key_holds(),
+            )
+            for t in self.tables
         ]
 
     def describe(self, sample_rows: int = 0) -> str:
@@ -161,21 +181,33 @@ class SQLiteFile:
 
     @property
     def fingerprint(self) -> str:
-        """Path, size and modification time: a file edited in place gets a new fingerprint."""
+        """A hash of the file's bytes, computed again when its path, size or modification time
+        changes: a file edited in place gets a new fingerprint, and copies of a dataset share
+        one (so a PostgreSQL server keeps one schema per database, not one per copy)."""
         try:
             stat = self.path.stat()
+            key = (str(self.path.resolve()), stat.st_size, stat.st_mtime_ns)
+            if key not in _FILE_HASHES:
+                digest = hashlib.blake2b(digest_size=16)
+                with open(self.path, "rb") as file:
+                    while chunk := file.read(1 << 20):
+                        digest.update(chunk)
+                _FILE_HASHES[key] = digest.hexdigest()
         except OSError as exc:
             raise BackendError(f"database {self.id!r}: cannot read {self.path}: {exc}") from None
-        key = f"{self.path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
-        return hashlib.blake2b(key.encode("utf-8"), digest_size=16).hexdigest()
+        return _FILE_HASHES[key]
+
+    @property
+    def uri(self) -> str:
+        """The SQLite URI that opens the file read-only."""
+        return f"{self.path.resolve().as_uri().replace('file://', 'file:', 1)}?mode=ro"
 
     def connect(self) -> sqlite3.Connection:
         """A read-only connection to the file (no authorizer: for our own trusted reads)."""
         if not self.path.is_file():
             raise BackendError(f"database {self.id!r}: no such file {self.path}")
-        uri = f"{self.path.resolve().as_uri().replace('file://', 'file:', 1)}?mode=ro"
         try:
-            connection = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            connection = sqlite3.connect(self.uri, uri=True, check_same_thread=False)
             connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.Error as exc:
             raise BackendError(f"database {self.id!r}: cannot open {self.path}: {exc}") from None
@@ -212,7 +244,7 @@ class SQLiteFile:
         do not all fit its declared type is loaded as TEXT, as SQLite itself would have allowed."""
         with self._reading() as connection:
             tables = [_read_table(connection, name) for name, _ in _user_tables(connection)]
-        return Database(self.id, tuple(tables), enforce_constraints=False)
+        return Database(self.id, _reconcile_keys(tables), enforce_constraints=False)
 
 
 DatabaseSource = Union[Database, SQLiteFile]  # noqa: UP007 (a runtime alias on 3.10)
@@ -245,14 +277,33 @@ def _user_tables(connection: sqlite3.Connection) -> list[tuple[str, str]]:
 
 
 def _affinity(declared: str) -> str:
-    """SQLite's type-affinity rules, mapped onto our four column types."""
+    """SQLite's type affinity of a declared column type: INTEGER, TEXT, BLOB, REAL or NUMERIC."""
     declared = declared.upper()
     if "INT" in declared:
         return "INTEGER"
-    if any(word in declared for word in ("CHAR", "CLOB", "TEXT")) or not declared:
+    if any(word in declared for word in ("CHAR", "CLOB", "TEXT")):
         return "TEXT"
-    if any(word in declared for word in ("REAL", "FLOA", "DOUB", "NUM", "DEC")):
+    if "BLOB" in declared or not declared:
+        return "BLOB"
+    if any(word in declared for word in ("REAL", "FLOA", "DOUB")):
         return "REAL"
+    return "NUMERIC"
+
+
+def _column_type(declared: str, values: list[Any]) -> str:
+    """One of our four types for a column of a SQLite file: the narrowest its values fit, in the
+    direction its affinity leans. SQLite stores what it is given; a column declared `bool`,
+    `year` or `numeric(10,2)` (NUMERIC affinity) holding numbers stays numeric, and a column
+    holding anything else becomes TEXT."""
+    affinity = _affinity(declared)
+    if "DATE" in declared.upper() and all(_fits("DATE", value) for value in values):
+        return "DATE"
+    if affinity == "TEXT":
+        return "TEXT"
+    candidates = ("REAL",) if affinity == "REAL" else ("INTEGER", "REAL")
+    for column_type in candidates:
+        if all(_fits(column_type, value) for value in values):
+            return column_type
     return "TEXT"
 
 
@@ -269,6 +320,8 @@ def _fits(column_type: str, value: Any) -> bool:
 
 
 def _is_iso_date(text: str) -> bool:
+    if not _ISO_DATE.fullmatch(text):  # fromisoformat also takes "20240105", "2024-W01-1"
+        return False
     try:
         dt.date.fromisoformat(text)
     except ValueError:
@@ -289,11 +342,8 @@ def _read_table(connection: sqlite3.Connection, name: str) -> Table:
     keys = [row for row in info if row[5]]
     columns = []
     for position, (_, column_name, declared, not_null, _, pk) in enumerate(info):
-        column_type = _affinity(declared or "")
-        if "DATE" in (declared or "").upper() and all(_fits("DATE", r[position]) for r in rows):
-            column_type = "DATE"
+        column_type = _column_type(declared or "", [row[position] for row in rows])
         if not all(_fits(column_type, row[position]) for row in rows):
-            column_type = "TEXT"
             rows = [
                 (*row[:position], _as_text(row[position]), *row[position + 1 :]) for row in rows
             ]
@@ -316,3 +366,51 @@ def _as_text(value: Cell) -> Cell:
     if isinstance(value, bytes):
         return value.hex()
     return str(value)
+
+
+_INTEGER_TEXT = re.compile(r"[+-]?\d+")
+
+
+def _reconcile_keys(tables: list[Table]) -> tuple[Table, ...]:
+    """Give a TEXT column the INTEGER type of the key it references (or that references it) when
+    all its values are integers written as text. Spider declares some foreign keys `text` against
+    `int` keys; SQLite compares them as numbers, PostgreSQL would refuse the join."""
+    by_name = {table.name.lower(): table for table in tables}
+    retype: dict[tuple[str, str], bool] = {}
+    for table in tables:
+        for column in table.columns:
+            if column.references is None:
+                continue
+            target_table = by_name.get(column.references[0].lower())
+            target = _column_named(target_table, column.references[1]) if target_table else None
+            if target is None or {column.type, target.type} != {"TEXT", "INTEGER"}:
+                continue
+            text_table, text_column = (
+                (table, column) if column.type == "TEXT" else (target_table, target)
+            )
+            retype[(text_table.name, text_column.name)] = True
+    result = []
+    for table in tables:
+        positions = [
+            i for i, c in enumerate(table.columns) if (table.name, c.name) in retype
+            and all(v is None or (isinstance(v, str) and _INTEGER_TEXT.fullmatch(v)
+                                  and _fits("INTEGER", int(v)))
+                    for v in (row[i] for row in table.rows))
+        ]  # fmt: skip
+        if not positions:
+            result.append(table)
+            continue
+        columns = tuple(
+            dataclasses.replace(c, type="INTEGER") if i in positions else c
+            for i, c in enumerate(table.columns)
+        )
+        rows = tuple(
+            tuple(int(v) if i in positions and v is not None else v for i, v in enumerate(row))
+            for row in table.rows
+        )
+        result.append(Table(table.name, columns, rows))
+    return tuple(result)
+
+
+def _column_named(table: Table, name: str) -> Column | None:
+    return next((c for c in table.columns if c.name.lower() == name.lower()), None)

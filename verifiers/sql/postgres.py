@@ -12,13 +12,24 @@ Needs the `postgres` extra (psycopg 3). The backend connects twice:
 Each query runs in its own READ ONLY transaction with `SET LOCAL statement_timeout` and the
 schema's `search_path`, through a server-side cursor (so an enormous result is never fetched
 whole), and the transaction is always rolled back: no session state survives a query. The SQL
-sent is the sqlglot-checked tree written out in PostgreSQL's dialect, never the reply's raw text.
+sent is the sqlglot-checked tree written out for PostgreSQL (`pgdialect.py`: SQLite's meaning
+kept, functions the server cannot interrupt refused), never the reply's raw text, wrapped so
+that the server itself stops a result past `max_result_bytes` before sending it.
+
+Some work runs without checking for interrupts (building a huge value, a few string functions),
+so `statement_timeout` alone does not bound a query: past its limit plus `kill_grace_s` the
+backend shuts the connection's socket and the query scores a timeout.
+
+A backend whose process is killed cannot drop its reader role; its admin session holds an
+advisory lock named after the role for as long as it lives, and every backend that starts drops
+the roles whose lock is free.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import socket
 import threading
 import time
 import weakref
@@ -35,13 +46,21 @@ from rlvr.verifiers.sql.errors import (
     VerifierConfigError,
 )
 from rlvr.verifiers.sql.guard import CheckedQuery
+from rlvr.verifiers.sql.pgdialect import SchemaNames, write_postgres
 from rlvr.verifiers.sql.results import QueryResult, cell_size, normalize_cell
 
 DSN_ENV = "RLVR_POSTGRES_DSN"
 _FETCH_BATCH = 256
 _COMPLETE = "rlvr: loaded"
+# Part of every schema name: bumped when what a schema holds changes (v2: the collations nocase
+# and binary, dataset primary keys), so that releases sharing a server never rebuild each
+# other's schemas.
+_LAYOUT = "v2_"
 # SQLSTATE classes that mean the server or connection failed, not the query.
 _INFRA_SQLSTATE_PREFIXES = ("08", "53", "57P", "58", "XX")
+_TOO_LARGE_MARK = "rlvr: result too large"
+_ROLE_PREFIX = "rlvr_ro_"
+_LOCK_CLASS = 0x72_6C_76_72  # "rlvr": the first key of the reader roles' advisory locks
 
 
 def _psycopg() -> Any:
@@ -64,6 +83,7 @@ class PostgresBackend:
         pool_size: reader connections kept open between queries.
         connect_timeout_s: time allowed to open a connection.
         schema_prefix: prefix of the schemas databases are loaded into.
+        kill_grace_s: how long past its time limit a query may run before its connection is cut.
     """
 
     name = "postgres"
@@ -77,6 +97,7 @@ class PostgresBackend:
         pool_size: int = 4,
         connect_timeout_s: float = 5.0,
         schema_prefix: str = "rlvr_",
+        kill_grace_s: float = 1.0,
     ) -> None:
         self.psycopg = _psycopg()
         dsn = dsn or os.environ.get(DSN_ENV)
@@ -93,22 +114,37 @@ class PostgresBackend:
         self.pool_size = pool_size
         self.connect_timeout_s = connect_timeout_s
         self.schema_prefix = schema_prefix
+        self.kill_grace_s = kill_grace_s
         self._reader_host = reader_host
         self._lock = threading.RLock()
+        self._pid = os.getpid()  # connections are never shared with a forked child
         self._admin: Any = None
         self._reader: dict[str, str] | None = None  # conninfo of the reader role
         self._pool: list[Any] = []
         self._loaded: dict[str, str] = {}  # fingerprint -> schema
+        self._names: dict[str, SchemaNames] = {}  # schema -> its stored names
         self._finalizer: weakref.finalize | None = None
 
     # --- the Backend protocol ---------------------------------------------------------------------
 
     def execute(self, database: DatabaseSource, query: CheckedQuery, limits: Limits) -> QueryResult:
-        return self.run_sql(database, query.transpile(self.dialect), limits)
+        schema = self.load(database)
+        sql = write_postgres(query, self._names[schema])
+        # The server stops a result past the byte cap before sending it (a single value may be
+        # 1 GB). The failing cast depends on the row, so the planner cannot fold it early.
+        wrapped = (
+            "SELECT rlvr_q.*, CASE WHEN SUM(octet_length(CAST(rlvr_q AS TEXT))) OVER (ROWS "
+            f"UNBOUNDED PRECEDING) > {int(limits.max_result_bytes)} THEN CAST('{_TOO_LARGE_MARK}'"
+            " || LEFT(CAST(rlvr_q AS TEXT), 0) AS INTEGER) END FROM ("
+            f"{sql}) AS rlvr_q"
+        )
+        result = self._run(schema, wrapped, limits)
+        return QueryResult(result.columns[:-1], tuple(row[:-1] for row in result.rows))
 
     def close(self) -> None:
         """Close every connection and drop the reader role this backend created."""
         with self._lock:
+            self._forget_if_forked()
             for connection in self._pool:
                 connection.close()
             self._pool.clear()
@@ -120,33 +156,47 @@ class PostgresBackend:
                 self._admin = None
             self._reader = None
             self._loaded.clear()
+            self._names.clear()
 
     # --- running ----------------------------------------------------------------------------------
 
     def run_sql(self, database: DatabaseSource, sql: str, limits: Limits) -> QueryResult:
         """Run `sql` as the reader on `database` (the text is not checked by sqlglot here)."""
-        schema = self.load(database)
+        return self._run(self.load(database), sql, limits)
+
+    def _run(self, schema: str, sql: str, limits: Limits) -> QueryResult:
         for attempt in (1, 2):
             connection, pooled = self._acquire()
+            cut = threading.Event()
             try:
-                result = self._run_on(connection, schema, sql, limits)
+                result = self._run_on(connection, schema, sql, limits, cut)
             except self.psycopg.Error as exc:
                 broken = connection.broken or connection.closed
                 self._release(connection, broken)
+                if cut.is_set():
+                    raise QueryTimeout(_timeout_message(limits)) from None
                 if broken and pooled and attempt == 1:
                     continue  # a stale pooled connection (server restart): try a fresh one once
                 raise self._classify(exc, broken, limits) from None
+            except BaseException:  # our own caps: the connection is fine once rolled back
+                self._release(connection, connection.broken or connection.closed)
+                raise
             self._release(connection, False)
             return result
         raise BackendError("unreachable")  # pragma: no cover
 
-    def _run_on(self, connection: Any, schema: str, sql: str, limits: Limits) -> QueryResult:
+    def _run_on(
+        self, connection: Any, schema: str, sql: str, limits: Limits, cut: threading.Event
+    ) -> QueryResult:
         deadline = time.monotonic() + limits.timeout_s
         timeout_ms = str(max(1, int(limits.timeout_s * 1000)))
+        watchdog = threading.Timer(limits.timeout_s + self.kill_grace_s, _cut, (connection, cut))
+        watchdog.daemon = True
+        watchdog.start()
         try:
             connection.execute(
                 "SELECT set_config('statement_timeout', %s, true), "
-                "set_config('search_path', %s, true)",
+                "set_config('search_path', %s, true), set_config('TimeZone', 'UTC', true)",
                 (timeout_ms, quote_identifier(schema)),
             )
             with connection.cursor(name="rlvr_query") as cursor:
@@ -170,13 +220,12 @@ class PostgresBackend:
                             f"the result is larger than {limits.max_result_bytes} bytes"
                         )
                     if time.monotonic() > deadline:
-                        raise QueryTimeout(
-                            f"the query ran past its time limit of {limits.timeout_s:g} s"
-                        )
+                        raise QueryTimeout(_timeout_message(limits))
                     if len(batch) < _FETCH_BATCH:
                         break
             return QueryResult(columns, tuple(rows))
         finally:
+            watchdog.cancel()
             if not connection.broken and not connection.closed:
                 connection.rollback()
 
@@ -185,7 +234,16 @@ class PostgresBackend:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         state = getattr(exc, "sqlstate", None) or ""
         if isinstance(exc, errors.QueryCanceled):
-            return QueryTimeout(f"the query ran past its time limit of {limits.timeout_s:g} s")
+            if "statement timeout" in message:
+                return QueryTimeout(_timeout_message(limits))
+            return BackendError(f"PostgreSQL cancelled the query: {message}")  # not by us
+        if _TOO_LARGE_MARK in message:
+            return ResultTooLarge(f"the result is larger than {limits.max_result_bytes} bytes")
+        if not broken and "invalid memory alloc request size" in message:
+            return QueryError("the query builds a value larger than PostgreSQL allows (1 GB)")
+        if not state and not broken and isinstance(exc, self.psycopg.DataError):
+            # Raised while reading a row (a date past year 9999): the query's own result.
+            return QueryError(f"the result holds a value that cannot be read: {message}")
         if broken or not state or state.startswith(_INFRA_SQLSTATE_PREFIXES):
             return BackendError(f"PostgreSQL failed: {message}")
         if isinstance(exc, (errors.InsufficientPrivilege, errors.ReadOnlySqlTransaction)):
@@ -195,28 +253,49 @@ class PostgresBackend:
     # --- connections ------------------------------------------------------------------------------
 
     def _acquire(self) -> tuple[Any, bool]:
-        with self._lock:
-            self._setup()
-            if self._pool:
-                return self._pool.pop(), True
-            reader = dict(self._reader or {})
-        try:
-            connection = self.psycopg.connect(
-                **reader, autocommit=False, connect_timeout=max(1, int(self.connect_timeout_s))
-            )
-        except self.psycopg.Error as exc:
-            raise BackendError(
-                f"cannot connect to PostgreSQL as the read-only role: {exc}"
-            ) from None
-        connection.read_only = True
-        return connection, False
+        for attempt in (1, 2):
+            with self._lock:
+                self._forget_if_forked()
+                self._setup()
+                if self._pool:
+                    return self._pool.pop(), True
+                reader = dict(self._reader or {})
+            try:
+                connection = self.psycopg.connect(
+                    **reader, autocommit=False, connect_timeout=max(1, int(self.connect_timeout_s))
+                )
+            except self.psycopg.Error as exc:
+                if attempt == 1 and self._reader_was_dropped():
+                    continue  # swept while our admin session was down: make a new role
+                raise BackendError(
+                    f"cannot connect to PostgreSQL as the read-only role: {exc}"
+                ) from None
+            connection.read_only = True
+            return connection, False
+        raise BackendError("unreachable")  # pragma: no cover
 
     def _release(self, connection: Any, broken: bool) -> None:
         with self._lock:
-            if broken or len(self._pool) >= self.pool_size or self._reader is None:
+            if (
+                broken
+                or len(self._pool) >= self.pool_size
+                or self._reader is None
+                or os.getpid() != self._pid
+            ):
                 connection.close()
             else:
                 self._pool.append(connection)
+
+    def _forget_if_forked(self) -> None:
+        """In a forked child, drop (without closing) the parent's connections and role."""
+        if os.getpid() == self._pid:
+            return
+        self._pid = os.getpid()
+        self._pool, self._admin, self._reader = [], None, None
+        self._loaded, self._names = {}, {}
+        if self._finalizer is not None:
+            self._finalizer.detach()  # the role is the parent's to drop
+            self._finalizer = None
 
     def _admin_connection(self) -> Any:
         if self._admin is None or self._admin.closed or self._admin.broken:
@@ -228,23 +307,58 @@ class PostgresBackend:
                 raise BackendError(
                     f"cannot connect to PostgreSQL with the admin DSN: {exc}"
                 ) from None
+            if self._reader is not None:  # a new session: take our role's liveness lock again
+                self._admin.execute(
+                    "SELECT pg_try_advisory_lock(%s, %s)", (_LOCK_CLASS, _lock_key(self.role))
+                )
         return self._admin
 
+    def _reader_was_dropped(self) -> bool:
+        """True (and the reader forgotten) when our role no longer exists on the server."""
+        with self._lock:
+            if self._reader is None:
+                return False
+            try:
+                row = (
+                    self._admin_connection()
+                    .execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (self.role,))
+                    .fetchone()
+                )
+            except (self.psycopg.Error, BackendError):
+                return False
+            if row is not None:
+                return False
+            for connection in self._pool:
+                connection.close()
+            self._pool.clear()
+            if self._finalizer is not None:
+                self._finalizer.detach()
+                self._finalizer = None
+            self._reader = None
+            loaded, self._loaded = self._loaded, {}
+            for fingerprint, schema in loaded.items():  # grant the new role what the old had
+                self._setup()
+                self._grant(self._admin_connection(), schema)
+                self._loaded[fingerprint] = schema
+            return True
+
     def _setup(self) -> None:
-        """Create the reader role once (under the lock)."""
+        """Create the reader role once (under the lock), after dropping dead backends' roles."""
         if self._reader is not None:
             return
         sql = self.psycopg.sql
-        role = f"rlvr_ro_{secrets.token_hex(6)}"
+        role = f"{_ROLE_PREFIX}{secrets.token_hex(6)}"
         password = secrets.token_urlsafe(24)
         admin = self._admin_connection()
         try:
+            _drop_dead_roles(self.psycopg, admin)
             admin.execute(
                 sql.SQL(
                     "CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT "
                     "NOREPLICATION CONNECTION LIMIT 64 PASSWORD {}"
                 ).format(sql.Identifier(role), sql.Literal(password))
             )
+            admin.execute("SELECT pg_advisory_lock(%s, %s)", (_LOCK_CLASS, _lock_key(role)))
             for setting, value in (
                 ("default_transaction_read_only", "on"),
                 ("statement_timeout", "60s"),
@@ -259,7 +373,9 @@ class PostgresBackend:
             raise BackendError(
                 f"cannot create the read-only role (the admin role needs CREATEROLE): {exc}"
             ) from None
-        self._finalizer = weakref.finalize(self, _drop_role, self.dsn, role, self.schema_prefix)
+        self._finalizer = weakref.finalize(
+            self, _drop_role, self.dsn, role, self.connect_timeout_s, os.getpid()
+        )
         info = self.psycopg.conninfo.conninfo_to_dict(self.dsn)
         host = self._reader_host or info.get("host") or "127.0.0.1"
         if host.startswith("/"):
@@ -272,37 +388,44 @@ class PostgresBackend:
     # --- loading databases ------------------------------------------------------------------------
 
     def schema_for(self, database: DatabaseSource) -> str:
-        return f"{self.schema_prefix}{database.fingerprint[:24]}"
+        return f"{self.schema_prefix}{_LAYOUT}{database.fingerprint[:24]}"
 
     def load(self, database: DatabaseSource) -> str:
         """Load `database` into its schema (once per content) and grant the reader SELECT."""
         fingerprint = database.fingerprint
         with self._lock:
+            self._forget_if_forked()
+            self._setup()
             if fingerprint in self._loaded:
                 return self._loaded[fingerprint]
-            self._setup()
             schema = self.schema_for(database)
             admin = self._admin_connection()
             try:
                 if not self._schema_complete(admin, schema):
                     self._create_schema(admin, schema, database.to_database())
-                sql = self.psycopg.sql
-                admin.execute(
-                    sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(
-                        sql.Identifier(schema), sql.Identifier(self.role)
-                    )
-                )
-                admin.execute(
-                    sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(
-                        sql.Identifier(schema), sql.Identifier(self.role)
-                    )
-                )
+                self._grant(admin, schema)
+                rows = admin.execute(
+                    "SELECT table_name, column_name, data_type FROM information_schema.columns "
+                    "WHERE table_schema = %s",
+                    (schema,),
+                ).fetchall()
             except self.psycopg.Error as exc:
                 raise BackendError(
                     f"cannot load database {database.id!r} into PostgreSQL: {exc}"
                 ) from None
+            self._names[schema] = SchemaNames.from_catalog(rows)
             self._loaded[fingerprint] = schema
             return schema
+
+    def _grant(self, admin: Any, schema: str) -> None:
+        sql = self.psycopg.sql
+        for statement in (
+            "GRANT USAGE ON SCHEMA {} TO {}",
+            "GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}",
+        ):
+            admin.execute(
+                sql.SQL(statement).format(sql.Identifier(schema), sql.Identifier(self.role))
+            )
 
     def _schema_complete(self, admin: Any, schema: str) -> bool:
         row = admin.execute(
@@ -329,6 +452,7 @@ class PostgresBackend:
                 admin.execute(
                     "SELECT set_config('search_path', %s, true)", (quote_identifier(schema),)
                 )
+                self._create_collations(admin)
                 for table, statement in zip(
                     database.tables, database.create_statements("postgres")
                 ):
@@ -347,6 +471,19 @@ class PostgresBackend:
         except self.psycopg.errors.DuplicateSchema:
             return  # loaded concurrently by another process: its transaction committed it whole
 
+    def _create_collations(self, admin: Any) -> None:
+        """SQLite's NOCASE and BINARY, for `COLLATE NOCASE` in replies (NOCASE needs ICU)."""
+        for statement in (
+            'CREATE COLLATION "binary" FROM "C"',
+            "CREATE COLLATION nocase (provider = icu, locale = 'und-u-ks-level2', "
+            "deterministic = false)",
+        ):
+            try:
+                with admin.transaction():  # a savepoint: a server without ICU goes on without
+                    admin.execute(statement)
+            except self.psycopg.Error:
+                pass
+
     def drop_schema(self, database: DatabaseSource) -> None:
         """Remove a loaded database from the server (tests and cleanup)."""
         with self._lock:
@@ -356,33 +493,81 @@ class PostgresBackend:
                 sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
             )
             self._loaded.pop(database.fingerprint, None)
+            self._names.pop(schema, None)
 
     def __repr__(self) -> str:
         return f"PostgresBackend({len(self._loaded)} databases loaded)"
 
 
-def _drop_role(dsn: str, role: str, schema_prefix: str) -> None:
-    """Revoke the reader's grants and drop it (at close, or when the backend is collected).
+def _timeout_message(limits: Limits) -> str:
+    return f"the query ran past its time limit of {limits.timeout_s:g} s"
 
-    A CREATEROLE admin may not DROP OWNED BY another role, so grants are revoked schema by schema.
-    """
-    psycopg = _psycopg()
-    sql = psycopg.sql
+
+def _cut(connection: Any, cut: threading.Event) -> None:
+    """Shut the connection's socket: the blocked client call returns at once (the server stops
+    when its work next checks for interrupts or writes to the socket)."""
+    cut.set()
     try:
-        with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as admin:
-            schemas = admin.execute(
-                "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, %s) "
-                "AND has_schema_privilege(%s, oid, 'USAGE')",
-                (schema_prefix, role),
-            ).fetchall()
-            for (schema,) in schemas:
-                for statement in (
-                    "REVOKE ALL ON ALL TABLES IN SCHEMA {} FROM {}",
-                    "REVOKE ALL ON SCHEMA {} FROM {}",
-                ):
-                    admin.execute(
-                        sql.SQL(statement).format(sql.Identifier(schema), sql.Identifier(role))
-                    )
-            admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+        with socket.socket(fileno=os.dup(connection.fileno())) as sock:
+            sock.shutdown(socket.SHUT_RDWR)
+    except Exception:  # already closed: nothing is waiting on it
+        pass
+
+
+def _lock_key(role: str) -> int:
+    """The second advisory-lock key of a reader role (a signed 32-bit int from its name)."""
+    value = int(role.removeprefix(_ROLE_PREFIX)[:8], 16)
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def _drop_dead_roles(psycopg: Any, admin: Any) -> None:
+    """Drop the reader roles of backends that are gone: their liveness lock is free and nobody is
+    logged in as them (a backend from before the lock existed keeps its role while it has a
+    connection open)."""
+    roles = admin.execute(
+        "SELECT rolname FROM pg_roles WHERE rolname ~ %s AND NOT EXISTS "
+        "(SELECT FROM pg_stat_activity WHERE usename = rolname)",
+        (f"^{_ROLE_PREFIX}[0-9a-f]{{12}}$",),
+    ).fetchall()
+    for (role,) in roles:
+        key = _lock_key(role)
+        taken = admin.execute("SELECT pg_try_advisory_lock(%s, %s)", (_LOCK_CLASS, key))
+        if not taken.fetchone()[0]:
+            continue  # its backend is alive
+        try:
+            _revoke_and_drop(psycopg, admin, role)
+        except psycopg.Error:
+            pass  # not ours to drop after all (or dropped concurrently): leave it
+        finally:
+            admin.execute("SELECT pg_advisory_unlock(%s, %s)", (_LOCK_CLASS, key))
+
+
+def _revoke_and_drop(psycopg: Any, admin: Any, role: str) -> None:
+    """Revoke a reader's grants and drop it. A CREATEROLE admin may not DROP OWNED BY another
+    role, so grants are revoked schema by schema (wherever the role appears in a schema's ACL)."""
+    sql = psycopg.sql
+    schemas = admin.execute(
+        "SELECT n.nspname FROM pg_namespace AS n, aclexplode(n.nspacl) AS a "
+        "JOIN pg_roles AS r ON r.oid = a.grantee WHERE r.rolname = %s",
+        (role,),
+    ).fetchall()
+    for (schema,) in schemas:
+        for statement in (
+            "REVOKE ALL ON ALL TABLES IN SCHEMA {} FROM {}",
+            "REVOKE ALL ON SCHEMA {} FROM {}",
+        ):
+            admin.execute(sql.SQL(statement).format(sql.Identifier(schema), sql.Identifier(role)))
+    admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+
+
+def _drop_role(dsn: str, role: str, connect_timeout_s: float, owner: int) -> None:
+    """Drop the reader at close, or when the backend is collected (by the process that made it)."""
+    if os.getpid() != owner:
+        return
+    psycopg = _psycopg()
+    try:
+        timeout = max(1, int(connect_timeout_s))
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=timeout) as admin:
+            _revoke_and_drop(psycopg, admin, role)
     except psycopg.Error:
-        pass  # the server is gone; the role has no rights beyond SELECT on task schemas
+        pass  # the server is gone; the next backend to start drops the role (its lock is free)

@@ -1,6 +1,7 @@
-"""The SQLite backend: each query runs on its own pristine in-memory copy of the database.
+"""The SQLite backend: each query runs on its own pristine in-memory copy of the database, in a
+worker process that is killed if the query overruns its time limit.
 
-Safety does not rest on sqlglot alone. Every connection gets
+Safety does not rest on sqlglot alone. Every connection gets (`sqlite_worker.open_gated`)
 
 - an authorizer callback that allows reading tables, calling ordinary functions and recursive
   CTEs, and denies everything else at prepare time (a `mode=ro` connection would still allow
@@ -9,6 +10,11 @@ Safety does not rest on sqlglot alone. Every connection gets
 - limits of 0 attached databases and of `max_value_bytes` per string or blob;
 - a progress handler that interrupts the query at its deadline (SQLite has no statement timeout).
 
+The progress handler runs between VM instructions only, and some built-in functions spend hours
+inside one (`ltrim(x, y)` on long strings is quadratic), so queries run in worker processes
+(`sqlite_worker.py`, standard library only) and a worker still busy `kill_grace_s` after the
+deadline is killed: the query scores a timeout and nothing keeps running.
+
 Small databases (below `copy_limit_bytes`) are kept as a serialized image and deserialized into a
 fresh `:memory:` connection for each query, so nothing a query could do survives it. Larger files
 are opened read-only in place, behind the same gates.
@@ -16,12 +22,19 @@ are opened read-only in place, behind the same gates.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import select
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from pathlib import Path
 
+from rlvr.verifiers.sql import sqlite_worker
 from rlvr.verifiers.sql.backend import Limits
 from rlvr.verifiers.sql.database import Database, DatabaseSource, SQLiteFile, quote_identifier
 from rlvr.verifiers.sql.errors import (
@@ -32,27 +45,15 @@ from rlvr.verifiers.sql.errors import (
     ResultTooLarge,
 )
 from rlvr.verifiers.sql.guard import CheckedQuery
-from rlvr.verifiers.sql.results import QueryResult, cell_size, normalize_cell
+from rlvr.verifiers.sql.results import QueryResult
 
-_ALLOWED_ACTIONS = frozenset(
-    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, 33}  # 33: RECURSIVE
-)
-_DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
-_PROGRESS_STEPS = 1_000  # VM instructions between deadline checks (a few microseconds)
-_FETCH_BATCH = 256
-# Error messages that mean the database itself is broken, not the query.
-_INFRA_MESSAGES = (
-    "file is not a database", "database disk image is malformed", "unable to open database",
-    "disk i/o error", "database is locked",
-)  # fmt: skip
-
-
-def _authorize(action: int, arg1, arg2, database, trigger) -> int:
-    if action not in _ALLOWED_ACTIONS:
-        return sqlite3.SQLITE_DENY
-    if action == sqlite3.SQLITE_FUNCTION and str(arg2).lower() in _DENIED_FUNCTIONS:
-        return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_OK
+_FAILURES = {
+    "timeout": QueryTimeout,
+    "refused": QueryRefused,
+    "too_large": ResultTooLarge,
+    "query": QueryError,
+    "backend": BackendError,
+}
 
 
 class SQLiteBackend:
@@ -62,8 +63,12 @@ class SQLiteBackend:
         copy_limit_bytes: databases up to this size are copied into memory for every query;
             larger files are opened read-only in place.
         cache_bytes: total size of database images kept between queries (least recently used
-            images are dropped first).
+            images are dropped first), here and in each worker process.
         max_value_bytes: longest string or blob a query may build (SQLITE_LIMIT_LENGTH).
+        isolate: run queries in worker processes (the default; needed for untrusted SQL). False
+            runs them in this process, where a pathological query cannot be stopped: only for
+            trusted queries, such as a task generator's own gold queries.
+        kill_grace_s: how long past its time limit a query may run before its worker is killed.
     """
 
     name = "sqlite"
@@ -75,12 +80,19 @@ class SQLiteBackend:
         copy_limit_bytes: int = 256 << 20,
         cache_bytes: int = 1 << 30,
         max_value_bytes: int = 1 << 20,
+        isolate: bool = True,
+        kill_grace_s: float = 1.0,
     ) -> None:
         self.copy_limit_bytes = copy_limit_bytes
         self.cache_bytes = cache_bytes
         self.max_value_bytes = max_value_bytes
+        self.isolate = isolate
+        self.kill_grace_s = kill_grace_s
         self._images: OrderedDict[str, bytes | Path] = OrderedDict()
         self._lock = threading.Lock()
+        self._idle: list[_Worker] = []
+        self._workers: set[_Worker] = set()  # every live worker, stopped with the backend
+        weakref.finalize(self, _stop_all, self._workers)
 
     # --- the Backend protocol ---------------------------------------------------------------------
 
@@ -89,42 +101,77 @@ class SQLiteBackend:
         return self.run_sql(database, sql, limits)
 
     def close(self) -> None:
+        """Drop the cached images and stop the worker processes (a later query starts anew)."""
         with self._lock:
             self._images.clear()
+            idle, self._idle = self._idle, []
+            self._workers.difference_update(idle)
+        for worker in idle:
+            worker.stop()
 
     # --- running ----------------------------------------------------------------------------------
 
     def run_sql(self, database: DatabaseSource, sql: str, limits: Limits) -> QueryResult:
         """Run `sql` behind the gates (the text is not checked by sqlglot here)."""
-        connection = self.connect(database)
-        deadline = time.monotonic() + limits.timeout_s
-        connection.set_progress_handler(lambda: time.monotonic() > deadline, _PROGRESS_STEPS)
+        if not self.isolate:
+            return self._run_here(database, sql, limits)
+        key = database.fingerprint
+        image = self._image(database)
+        worker = self._acquire()
+        healthy = False
         try:
-            cursor = connection.execute(sql)
-            return _fetch(cursor, limits, deadline)
-        except sqlite3.Error as exc:
-            raise _classify(exc, timed_out=time.monotonic() > deadline, limits=limits) from None
+            answer = worker.run(key, image, sql, limits, self.kill_grace_s)
+            healthy = True
+        finally:
+            self._release(worker, healthy)
+        if answer[0] == "ok":
+            return QueryResult(tuple(answer[1]), tuple(tuple(row) for row in answer[2]))
+        raise _FAILURES[answer[1]](answer[2])
+
+    def _run_here(self, database: DatabaseSource, sql: str, limits: Limits) -> QueryResult:
+        connection = self.connect(database)
+        try:
+            columns, rows = sqlite_worker.run_query(
+                connection, sql, limits.timeout_s, limits.max_rows, limits.max_result_bytes
+            )
+        except sqlite_worker.Failure as failure:
+            raise _FAILURES[failure.kind](str(failure)) from None
         finally:
             connection.close()
+        return QueryResult(tuple(columns), tuple(rows))
 
     def connect(self, database: DatabaseSource) -> sqlite3.Connection:
-        """A fresh gated connection to a pristine copy of `database` (or the file read-only)."""
-        image = self._image(database)
+        """A fresh gated connection, in this process, to a pristine copy of `database` (or the
+        file read-only). It has no time limit a stuck function cannot escape: for trusted SQL."""
         try:
-            if isinstance(image, bytes):
-                connection = sqlite3.connect(":memory:", check_same_thread=False)
-                connection.deserialize(image)
-            else:
-                connection = SQLiteFile(database.id, image).connect()
+            return sqlite_worker.open_gated(_source(database, self._image(database)),
+                                            self.max_value_bytes)  # fmt: skip
         except sqlite3.Error as exc:
             raise BackendError(f"database {database.id!r} cannot be opened: {exc}") from None
-        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
-        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.max_value_bytes)
-        # query_only catches the writes no authorizer code covers (a bare REINDEX); the authorizer
-        # denies every PRAGMA, so a query cannot switch it off again.
-        connection.execute("PRAGMA query_only = ON")
-        connection.set_authorizer(_authorize)
-        return connection
+
+    # --- worker processes -------------------------------------------------------------------------
+
+    def _acquire(self) -> _Worker:
+        with self._lock:
+            while self._idle:
+                worker = self._idle.pop()
+                if worker.usable():
+                    return worker
+                self._workers.discard(worker)
+        worker = _Worker(self.cache_bytes, self.max_value_bytes)
+        with self._lock:
+            self._workers.add(worker)
+        return worker
+
+    def _release(self, worker: _Worker, healthy: bool) -> None:
+        with self._lock:
+            if healthy and worker.usable():
+                self._idle.append(worker)
+                return
+            self._workers.discard(worker)
+        worker.stop()
+
+    # --- images -----------------------------------------------------------------------------------
 
     def _image(self, database: DatabaseSource) -> bytes | Path:
         key = database.fingerprint
@@ -144,6 +191,108 @@ class SQLiteBackend:
 
     def __repr__(self) -> str:
         return f"SQLiteBackend({len(self._images)} databases cached)"
+
+
+class _Worker:
+    """One `sqlite_worker.py` process, used by one thread at a time."""
+
+    def __init__(self, cache_bytes: int, max_value_bytes: int) -> None:
+        self.owner = os.getpid()
+        self.known: set[str] = set()  # databases already sent to this worker
+        command = [sys.executable, "-I", "-S", sqlite_worker.__file__, str(os.getpid()),
+                   str(cache_bytes), str(max_value_bytes)]  # fmt: skip
+        try:
+            self.process = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, env={}, cwd="/", close_fds=True,
+            )  # fmt: skip
+        except OSError as exc:
+            raise BackendError(f"cannot start a SQLite worker process: {exc}") from None
+
+    def usable(self) -> bool:
+        """Alive, and ours (a forked child must not talk over its parent's pipes)."""
+        return os.getpid() == self.owner and self.process.poll() is None
+
+    def run(self, key: str, image: bytes | Path, sql: str, limits: Limits, grace_s: float):
+        source = ("uri", _uri(image)) if isinstance(image, Path) else ("image", image)
+        for _ in range(2):
+            sent = source if key not in self.known else None
+            self._send(("run", key, sent, sql, limits.timeout_s, limits.max_rows,
+                        limits.max_result_bytes))  # fmt: skip
+            self.known.add(key)
+            answer = self._receive(time.monotonic() + limits.timeout_s + grace_s, limits)
+            if answer[0] != "need":
+                return answer
+            self.known.discard(key)  # the worker dropped it from its cache: send it again
+        raise BackendError("the SQLite worker keeps losing the database")
+
+    def _send(self, message: tuple) -> None:
+        try:
+            self.process.stdin.write(sqlite_worker.encode_frame(message))
+            self.process.stdin.flush()
+        except (OSError, ValueError) as exc:
+            raise BackendError(f"the SQLite worker process is gone ({exc})") from None
+
+    def _receive(self, deadline: float, limits: Limits) -> tuple:
+        stream = self.process.stdout
+        header = self._read(stream, sqlite_worker._HEADER.size, deadline, limits)
+        (length,) = sqlite_worker._HEADER.unpack(header)
+        payload = self._read(stream, length, deadline, limits)
+        try:
+            answer = sqlite_worker.marshal.loads(payload)
+        except (EOFError, ValueError, TypeError) as exc:
+            raise BackendError(f"the SQLite worker sent a garbled answer ({exc})") from None
+        if not isinstance(answer, tuple) or not answer or answer[0] not in ("ok", "error", "need"):
+            raise BackendError("the SQLite worker sent an unexpected answer")
+        if answer[0] == "error" and answer[1] not in _FAILURES:
+            raise BackendError(f"the SQLite worker failed: {answer[1:]!r}")
+        return answer
+
+    def _read(self, stream, size: int, deadline: float, limits: Limits) -> bytes:
+        chunks, remaining = [], size
+        fd = stream.fileno()
+        poller = select.poll()  # not select.select: it fails on descriptors past 1023
+        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        while remaining:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not poller.poll(wait * 1000):
+                self.stop()  # stuck inside SQLite: only a kill stops it
+                raise QueryTimeout(f"the query ran past its time limit of {limits.timeout_s:g} s")
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                code = self.process.poll()
+                raise BackendError(f"the SQLite worker process died (exit status {code})")
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
+    def stop(self) -> None:
+        if os.getpid() != self.owner:
+            return  # our parent's worker: leave it alone
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+def _stop_all(workers: set[_Worker]) -> None:
+    for worker in list(workers):
+        worker.stop()
+    workers.clear()
+
+
+def _uri(path: Path) -> str:
+    return SQLiteFile("", path).uri
+
+
+def _source(database: DatabaseSource, image: bytes | Path) -> bytes | str:
+    if isinstance(image, Path):
+        if not image.is_file():
+            raise BackendError(f"database {database.id!r}: no such file {image}")
+        return _uri(image)
+    return image
 
 
 def _build_image(database: DatabaseSource, copy_limit_bytes: int) -> bytes | Path:
@@ -182,39 +331,3 @@ def _serialize_database(database: Database) -> bytes:
         raise BackendError(f"database {database.id!r} cannot be built in SQLite: {exc}") from None
     finally:
         connection.close()
-
-
-def _fetch(cursor: sqlite3.Cursor, limits: Limits, deadline: float) -> QueryResult:
-    columns = tuple(description[0] for description in cursor.description or ())
-    rows: list[tuple] = []
-    size = 0
-    while True:
-        batch = cursor.fetchmany(_FETCH_BATCH)
-        if not batch:
-            break
-        for row in batch:
-            normalized = tuple(normalize_cell(value) for value in row)
-            rows.append(normalized)
-            size += sum(cell_size(value) for value in normalized)
-        if len(rows) > limits.max_rows:
-            raise ResultTooLarge(
-                f"the result has more than {limits.max_rows} rows (capped); a query should "
-                "return the answer, not a table dump"
-            )
-        if size > limits.max_result_bytes:
-            raise ResultTooLarge(f"the result is larger than {limits.max_result_bytes} bytes")
-        if time.monotonic() > deadline:
-            raise QueryTimeout(f"the query ran past its time limit of {limits.timeout_s:g} s")
-    return QueryResult(columns, tuple(rows))
-
-
-def _classify(exc: sqlite3.Error, *, timed_out: bool, limits: Limits) -> Exception:
-    message = str(exc)
-    lowered = message.lower()
-    if timed_out or lowered == "interrupted":
-        return QueryTimeout(f"the query ran past its time limit of {limits.timeout_s:g} s")
-    if any(marker in lowered for marker in ("not authorized", "authorization denied", "readonly")):
-        return QueryRefused(f"refused by the database: {message}")
-    if any(marker in lowered for marker in _INFRA_MESSAGES):
-        return BackendError(f"the database failed: {message}")
-    return QueryError(message)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
+import multiprocessing
+import re
 import signal
 import subprocess
 import sys
@@ -288,6 +290,81 @@ def test_browser_tools_navigate_and_refuse_what_they_must(shop):
         browser.open_page("missing")
     assert browser.page.url.startswith("/product/")  # an error page does not replace the page
     browser.close()
+
+
+@pytest.mark.parametrize(
+    ("address", "shown"),
+    [
+        ("/foo bar", "/foo%20bar"),  # http.client refused these: the step became an infra error
+        ("/cart\r\nX-Injected: 1", "/cartX-Injected:%201"),  # urlsplit drops CR/LF/tab
+        ("/\x00", "/%00"),
+        ("/caf\u00e9", "/caf%C3%A9"),
+        ("/caf\ud800", "/caf%5Cud800"),
+    ],
+)
+def test_addresses_the_agent_writes_are_encoded_never_an_infra_error(shop, address, shown):
+    browser = Browser(shop.url).start()
+    with pytest.raises(ToolError, match=f"no page at {re.escape(shown)}"):
+        browser.open_page(address)
+    browser.close()
+
+
+def test_oversized_requests_are_the_agents_error_not_a_broken_connection(shop):
+    browser = Browser(shop.url).start()
+    for attempt in (
+        lambda: browser.open_page("/search?q=" + "a" * 5_000_000),
+        lambda: browser.search("a " * 1_000_000),
+        lambda: browser.visit("/cart/add", {"product_id": "P" * 1_000_000}),
+    ):
+        with pytest.raises(ToolError, match="longer than|larger than"):
+            attempt()
+    browser.close()
+
+
+def test_a_failing_site_is_an_infra_error_not_the_agents():
+    class Failing:
+        def handle(self, request):
+            if request.path == "/api/cart":
+                return Response(200, "<html>not json</html>")
+            raise RuntimeError("bug")
+
+        def describe(self):
+            return {"kind": "failing"}
+
+    server = SiteServer(Failing()).start()
+    browser = Browser(server.url).start()
+    try:
+        with pytest.raises(ToolInfraError, match="HTTP 500"):
+            browser.search("mug")
+        with pytest.raises(ToolInfraError, match="not JSON"):
+            browser.get_json("/api/cart")
+    finally:
+        browser.close()
+        server.stop()
+
+
+def test_a_forked_process_starts_its_own_servers():
+    key = ("test-fork", 1)
+    parent = acquire_server(key, lambda: ShopApp(load_catalog(0, SHOP_SIZE)))
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+
+    def child() -> None:
+        inherited = running_servers()
+        own = acquire_server(key, lambda: ShopApp(load_catalog(0, SHOP_SIZE)))
+        answered = Browser(own.url).start().search("mug").startswith("URL: /search")
+        queue.put((inherited, own.url, answered))
+        release_server(key)
+
+    process = context.Process(target=child)
+    process.start()
+    inherited, child_url, answered = queue.get(timeout=30)
+    process.join(timeout=30)
+    release_server(key)
+    # The parent's server serves from the parent's threads: closing the parent's envs stopped it
+    # under the child (AsyncVectorEnv workers) and its requests hung until the time limit.
+    assert inherited == {} and child_url != parent.url and answered
+    assert process.exitcode == 0
 
 
 def test_browser_reports_a_dead_site_as_an_infra_error():

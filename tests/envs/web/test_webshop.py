@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import gymnasium as gym
 import pytest
@@ -10,8 +11,8 @@ import pytest
 import rlvr  # noqa: F401
 from rlvr.envs import EnvConfigError, check_env
 from rlvr.envs.tools import format_tool_call
-from rlvr.envs.web.server import SiteServer, running_servers
-from rlvr.envs.web.shop import ShopApp, grade_purchase, load_catalog
+from rlvr.envs.web.server import SiteServer, acquire_server, release_server, running_servers
+from rlvr.envs.web.shop import Goal, ShopApp, grade_purchase, load_catalog
 
 SIZE = 300
 
@@ -105,6 +106,16 @@ def test_purchases_are_graded_on_attributes_options_and_price():
     env.close()
 
 
+def test_a_price_equal_to_the_limit_is_not_lower_than_it():
+    catalog = load_catalog(0, SIZE)
+    product = catalog.products[0]
+    goal = Goal(product.category, product.attributes[:1], {}, product.price_cents, product.id)
+    assert "price lower than" in goal.instruction()
+    assert grade_purchase(goal, product, {})["price"] == 0.0
+    cheaper = Goal(product.category, product.attributes[:1], {}, product.price_cents + 1, "x")
+    assert grade_purchase(cheaper, product, {})["price"] == 1.0
+
+
 def test_another_category_earns_nothing_and_so_does_not_buying():
     catalog = load_catalog(0, SIZE)
     env = make()
@@ -181,6 +192,35 @@ def test_a_group_of_envs_on_one_task_never_sees_each_others_carts():
     for env in envs:
         env.close()
     assert not any(key[0] == "shop" and key[2] == SIZE for key in running_servers())
+
+
+def test_a_call_abandoned_at_its_time_limit_never_acts_on_the_next_episode():
+    env = make(tool_timeout=0.5)
+    env.reset(seed=3)
+    shop = env.unwrapped
+    target = shop.catalog.by_id[shop.goal.target]
+    add = format_tool_call("add_to_cart", product_id=target.id, options=dict(shop.goal.options))
+    env.step(add)
+    server = acquire_server(("shop", 0, SIZE), lambda: pytest.fail("the env's server is gone"))
+    stalled = server.sessions.get(shop.browser.token)
+    stalled.lock.acquire()  # the site stalls on this episode's requests: buy times out
+    try:
+        observation, _, terminated, _, info = env.step(format_tool_call("buy"))
+        # A stalled site is our failure: the sample is dropped, never scored 0.
+        assert terminated and info["infra_error"] and "timed out" in observation
+        env.reset(seed=3)  # the next episode, while the abandoned buy still waits
+        env.step(add)
+    finally:
+        stalled.lock.release()
+    deadline = time.monotonic() + 10
+    while any(t.name == "rlvr-tool" for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # The abandoned buy used to check out through the env's current browser: the new cart.
+    assert len(shop.browser.get_json("/api/cart")) == 1
+    _, reward, terminated, _, _ = env.step(format_tool_call("buy"))
+    assert (reward, terminated) == (1.0, True)
+    release_server(("shop", 0, SIZE))
+    env.close()
 
 
 def test_a_policy_that_never_buys_is_truncated_with_nothing():

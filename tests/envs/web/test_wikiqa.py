@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import gymnasium as gym
 import pytest
 
@@ -69,12 +71,23 @@ def test_the_oracle_finds_its_way_from_anywhere():
         ("It is Velmora, or maybe Qarth.", "Velmora", "incorrect"),
         ("Answer: Velmora or Qarth", "Velmora", "incorrect"),
         ("Answer:", "Velmora", "unparsable"),
+        ("Answer:\nVelmora", "Velmora", "correct"),
+        ("<answer>Velmora</answer> <answer>Qarth</answer>", "Velmora", "incorrect"),
+        ("Answer: Velmora\nAnswer: Qarth", "Velmora", "incorrect"),
         ("", "Velmora", "unparsable"),
     ],
 )
 def test_answers_are_matched_after_normalisation(reply, gold, status):
     verdict = NormalizedMatchVerifier().verify(reply, Task("t", "q", gold))
     assert verdict.status.value == status
+
+
+@pytest.mark.parametrize("reply", ["\n" * 20_000, "<answer>" * 20_000, "\t\n" * 10_000])
+def test_adversarial_answers_are_judged_fast(reply):
+    start = time.perf_counter()
+    verdict = NormalizedMatchVerifier().verify(reply, Task("t", "q", "Velmora"))
+    assert time.perf_counter() - start < 1.0  # the regular expressions took seconds to hours
+    assert verdict.status.value in ("incorrect", "unparsable")
 
 
 def test_a_wrong_answer_or_a_tool_loop_earns_nothing():
