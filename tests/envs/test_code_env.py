@@ -12,9 +12,12 @@ from rlvr.envs import DatasetError, EnvConfigError, check_env
 from rlvr.envs.code import CodeEnv, load_code_dataset, load_humaneval, load_mbpp
 from rlvr.envs.code_tasks import PROBLEMS, builtin_tasks
 from rlvr.verifiers.code import CodeTests
-from tests.sandboxes.conftest import local_available
+from tests.sandboxes.conftest import require_local_sandbox
 
-pytestmark = pytest.mark.skipif(not local_available()[0], reason="needs the local sandbox")
+
+@pytest.fixture(autouse=True)
+def _local_sandbox():
+    require_local_sandbox()
 
 
 def test_passes_check_env():

@@ -14,9 +14,12 @@ import pytest
 
 from rlvr.sandboxes import ExecRequest, Executor, Limits, SandboxClosed, get_executor
 from rlvr.sandboxes.errors import SandboxConfigError
-from tests.sandboxes.conftest import local_available
+from tests.sandboxes.conftest import require_local_sandbox
 
-pytestmark = pytest.mark.skipif(not local_available()[0], reason="needs the local sandbox")
+
+@pytest.fixture(autouse=True)
+def _local_sandbox():
+    require_local_sandbox()
 
 
 @pytest.fixture(scope="module")

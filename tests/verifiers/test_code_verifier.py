@@ -23,9 +23,7 @@ from rlvr.verifiers.code import (
 )
 from rlvr.verifiers.errors import TaskFormatError, VerifierConfigError
 from tests.conftest import require_service
-from tests.sandboxes.conftest import docker_available, local_available
-
-needs_sandbox = pytest.mark.skipif(not local_available()[0], reason="needs the local sandbox")
+from tests.sandboxes.conftest import docker_available, require_local_sandbox
 
 # --- extraction ---------------------------------------------------------------------------------
 
@@ -240,8 +238,9 @@ HACKS = {
     "kill the harness": (
         "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\ndef add(a, b):\n    return a + b"
     ),
-    "kill every process": (
-        "import os, signal\nfor pid in range(1, 100):\n    try: os.kill(pid, signal.SIGKILL)\n"
+    "kill every process": (  # every pid there is (after many runs they are past 100)
+        "import os, signal\nfor pid in filter(str.isdigit, os.listdir('/proc')):\n"
+        "    try: os.kill(int(pid), signal.SIGKILL) if int(pid) != os.getpid() else None\n"
         "    except OSError: pass\ndef add(a, b):\n    return a + b"
     ),
     "use up the time": "def add(a, b):\n    while True:\n        pass",
@@ -259,8 +258,7 @@ HACKS = {
 
 @pytest.fixture(scope="module")
 def verifier():
-    if not local_available()[0]:
-        pytest.skip("needs the local sandbox")
+    require_local_sandbox()
     verifier = UnitTestVerifier(UnitTestConfig(timeout=4, test_timeout=1.5))
     yield verifier
     verifier.close()
