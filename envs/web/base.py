@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rlvr.envs.core import Start
 from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.tasks import Generator, ProceduralSource
 from rlvr.envs.tools.env import VerifiableToolEnv
 from rlvr.envs.tools.tool import Tool
 from rlvr.envs.verifiable import VerifiableEnv
 from rlvr.envs.web.browser import Browser
 from rlvr.envs.web.server import App, acquire_server, release_server
+from rlvr.verifiers.types import Verifier
 
 WEB_INSTRUCTIONS = (
     "You are using a website through tools. Pages come back as text; links are numbered like "
@@ -22,34 +24,48 @@ WEB_INSTRUCTIONS = (
 
 
 class WebEnv(VerifiableToolEnv):
-    """Base of the web envs. The task comes from `problems`; the site from `make_app`.
+    """Base of the web envs: tasks about a generated site, posed and judged like any
+    `VerifiableEnv`, with the site's pages as tools.
 
-    The site's server starts at the first `reset` (never at import or construction) and is
-    shared with every env of this process that serves the same site (`site_key`); the last env
-    to `close` stops it. With `server_url` the env uses a server that is already running (e.g.
-    `rlvr web serve`) and checks that it serves the same site. Every episode opens its own
-    session on the site, so carts and orders never leak between episodes or envs.
+    `app` serves the site; its `describe()` names it by `kind`, `seed` and `size`. `generate`
+    draws a task about that site (a `ProceduralSource` generator, named `family`); `verifier`
+    judges the final answer. The site's server starts at the first `reset` (never at import or
+    construction) and is shared with every env of this process that serves the same site; the
+    last env to `close` stops it. With `server_url` the env uses a server that is already
+    running (e.g. `rlvr web serve`) and checks that it serves the same site. Every episode opens
+    its own session on the site, so carts and orders never leak between episodes or envs.
     """
 
     def __init__(
         self,
-        problems: VerifiableEnv,
+        app: App,
+        generate: Generator,
+        verifier: Verifier | Callable[..., Any],
         *,
-        site_key: Hashable,
-        make_app: Callable[[], App],
-        site_description: dict[str, Any],
+        family: str,
+        split: str,
+        difficulty: int | Sequence[int],
+        seed: int,
         server_url: str | None = None,
         max_page_chars: int = 3000,
         http_timeout: float = 5.0,
         **tool_env_kwargs: Any,
     ) -> None:
+        site = app.describe()
+        source = ProceduralSource(
+            generate,
+            name=f"{family}-s{site['seed']}-n{site['size']}",
+            split=split,
+            difficulty=difficulty,
+            seed=seed,
+        )
         tool_env_kwargs.setdefault("system_prompt", WEB_INSTRUCTIONS)
-        super().__init__(problems, [], **tool_env_kwargs)
+        super().__init__(VerifiableEnv(source, verifier), [], **tool_env_kwargs)
         if max_page_chars < 200:
             raise EnvConfigError(f"max_page_chars must be >= 200, got {max_page_chars}")
-        self.site_key = site_key
-        self.make_app = make_app
-        self.site_description = site_description
+        self.app = app
+        self.site_description = site
+        self.site_key = (site["kind"], site["seed"], site["size"])
         self.server_url = server_url
         self.max_page_chars = max_page_chars
         self.http_timeout = http_timeout
@@ -66,7 +82,7 @@ class WebEnv(VerifiableToolEnv):
                 self._site_url = self.server_url.rstrip("/")
                 self._check_external_site()
             else:
-                server = acquire_server(self.site_key, self.make_app)
+                server = acquire_server(self.site_key, lambda: self.app)
                 # Give the server back even if the env is dropped without close().
                 self._release = weakref.finalize(self, release_server, self.site_key)
                 self._site_url = server.url

@@ -10,10 +10,9 @@ import numpy as np
 
 from rlvr.envs.core import Outcome
 from rlvr.envs.errors import ToolError
-from rlvr.envs.tasks import Problem, ProceduralSource
+from rlvr.envs.tasks import Problem
 from rlvr.envs.tools.parsing import format_tool_call
 from rlvr.envs.tools.tool import Tool, object_schema
-from rlvr.envs.verifiable import VerifiableEnv
 from rlvr.envs.web.base import WebEnv
 from rlvr.envs.web.browser import Browser
 from rlvr.envs.web.shop import (
@@ -95,18 +94,14 @@ class WebShopEnv(WebEnv):
         render_mode: str | None = None,
     ) -> None:
         self.catalog = load_catalog(site_seed, site_size)
-        source = ProceduralSource(
-            functools.partial(goal_problem, self.catalog),
-            name=f"webshop-s{site_seed}-n{site_size}",
-            split=split,
-            difficulty=difficulty if isinstance(difficulty, int) else list(difficulty),
-            seed=seed,
-        )
         super().__init__(
-            VerifiableEnv(source, lambda reply, task: False),
-            site_key=("shop", site_seed, site_size),
-            make_app=functools.partial(ShopApp, self.catalog),
-            site_description=ShopApp(self.catalog).describe(),
+            ShopApp(self.catalog),
+            functools.partial(goal_problem, self.catalog),
+            lambda reply, task: False,  # replies without a tool call buy nothing (see _final)
+            family="webshop",
+            split=split,
+            difficulty=difficulty,
+            seed=seed,
             server_url=server_url,
             max_page_chars=max_page_chars,
             final_instructions=FINAL_INSTRUCTIONS,

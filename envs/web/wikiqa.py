@@ -8,9 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from rlvr.envs.replies import last_answer_line, last_tagged
-from rlvr.envs.tasks import Problem, ProceduralSource
+from rlvr.envs.tasks import Problem
 from rlvr.envs.tools.parsing import format_tool_call
-from rlvr.envs.verifiable import VerifiableEnv
 from rlvr.envs.web.base import WebEnv
 from rlvr.envs.web.wiki import (
     DEFAULT_SIZE,
@@ -83,18 +82,14 @@ class WikiQAEnv(WebEnv):
         render_mode: str | None = None,
     ) -> None:
         self.wiki = load_wiki(site_seed, site_size)
-        source = ProceduralSource(
-            functools.partial(question_problem, self.wiki),
-            name=f"wikiqa-s{site_seed}-n{site_size}",
-            split=split,
-            difficulty=difficulty if isinstance(difficulty, int) else list(difficulty),
-            seed=seed,
-        )
         super().__init__(
-            VerifiableEnv(source, NormalizedMatchVerifier()),
-            site_key=("wiki", site_seed, site_size),
-            make_app=functools.partial(WikiApp, self.wiki),
-            site_description=WikiApp(self.wiki).describe(),
+            WikiApp(self.wiki),
+            functools.partial(question_problem, self.wiki),
+            NormalizedMatchVerifier(),
+            family="wikiqa",
+            split=split,
+            difficulty=difficulty,
+            seed=seed,
             server_url=server_url,
             max_page_chars=max_page_chars,
             final_instructions=FINAL_INSTRUCTIONS,
