@@ -343,7 +343,7 @@ def _a(wiki: Wiki, slug: str) -> str:
     return link(wiki.by_slug[slug].url, wiki.by_slug[slug].title)
 
 
-def _list(wiki: Wiki, heading: str, articles: list[Article], limit: int = 12) -> str:
+def _list(heading: str, articles: list[Article], limit: int = 12) -> str:
     if not articles:
         return ""
     items = "".join(f"<li>{link(a.url, a.title)}</li>" for a in articles[:limit])
@@ -356,13 +356,11 @@ def _person(wiki: Wiki, person: Article) -> str:
     works = (
         f" {person.title} works for {_a(wiki, links['employer'])}." if "employer" in links else ""
     )
-    founded = [c for c in wiki.by_kind["company"] if c.links["founder"] == person.slug]
-    mayor_of = [c for c in wiki.by_kind["city"] if c.links["mayor"] == person.slug]
     return (
         f"<p>{escape(person.title)} (born {facts['birth_year']}) is "
         f"{_article(facts['occupation'])} born in {_a(wiki, links['birth_city'])}.{works}</p>"
-        + _list(wiki, "Founded", founded)
-        + _list(wiki, "Mayor of", mayor_of)
+        + _list("Founded", wiki.backlinks(person, "founder", "company"))
+        + _list("Mayor of", wiki.backlinks(person, "mayor", "city"))
     )
 
 
@@ -372,8 +370,8 @@ def _city(wiki: Wiki, city: Article) -> str:
         f"<p>{escape(city.title)} is a city in {_a(wiki, links['country'])}. It was founded in "
         f"{facts['founded']} and has a population of {facts['population']:,}. Its mayor is "
         f"{_a(wiki, links['mayor'])}.</p>"
-        + _list(wiki, "People born here", wiki.backlinks(city, "birth_city", "person"))
-        + _list(wiki, "Companies based here", wiki.backlinks(city, "headquarters", "company"))
+        + _list("People born here", wiki.backlinks(city, "birth_city", "person"))
+        + _list("Companies based here", wiki.backlinks(city, "headquarters", "company"))
     )
 
 
@@ -383,7 +381,7 @@ def _country(wiki: Wiki, country: Article) -> str:
         f"<p>{escape(country.title)} is a country. Its capital is {_a(wiki, links['capital'])} "
         f"and its currency is the {escape(facts['currency'])}. It became independent in "
         f"{facts['independence']}.</p>"
-        + _list(wiki, "Cities", wiki.backlinks(country, "country", "city"), limit=30)
+        + _list("Cities", wiki.backlinks(country, "country", "city"), limit=30)
     )
 
 
@@ -393,7 +391,7 @@ def _company(wiki: Wiki, company: Article) -> str:
         f"<p>{escape(company.title)} is {_article(facts['industry'])} company founded in "
         f"{facts['founded']} by {_a(wiki, links['founder'])}. Its headquarters are in "
         f"{_a(wiki, links['headquarters'])}.</p>"
-        + _list(wiki, "Employees", wiki.backlinks(company, "employer", "person"))
+        + _list("Employees", wiki.backlinks(company, "employer", "person"))
     )
 
 
