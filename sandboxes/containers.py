@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import itertools
-import json
 import logging
 import os
 import select
@@ -34,15 +33,18 @@ from rlvr.sandboxes.cgroups import weighted_parent
 from rlvr.sandboxes.connection import CONTROL, RESULT, Transport, TransportClosed, WorkerConnection
 from rlvr.sandboxes.errors import SandboxConfigError
 from rlvr.sandboxes.image import DEFAULT_IMAGE, SANDBOX_UID, docker_client, image_method
-from rlvr.sandboxes.local import MEMORY_OVERHEAD, WORKER_SOURCE
+from rlvr.sandboxes.local import (
+    MEMORY_OVERHEAD,
+    SANDBOX_PATH,
+    worker_command,
+    worker_config,
+)
 from rlvr.sandboxes.pool import Backend
 from rlvr.sandboxes.types import ExecRequest, Limits, MiB
 
 logger = logging.getLogger(__name__)
 
 OWNER_LABEL = "rlvr.sandbox.owner"
-WORKDIR = "/tmp/work"
-SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 PROCESS_OVERHEAD = 2  # our processes in the container: the zygote and the run's supervisor
 CGROUP = "rlvr-sandbox-docker"
 
@@ -243,31 +245,17 @@ class DockerBackend(Backend):
         client = self.client()
         limits = limits or Limits()
         network = limits.network
-        worker_config = {
-            "workdir": WORKDIR,
-            "clean": ["/tmp", "/dev/shm"],
-            "pid_namespace": True,
-            "weak": False,
-            "env": {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp"},
-            "oom_file": None,
-            "seccomp_filter": self.filter,
-            "oom_files": [
-                "/sys/fs/cgroup/memory/memory.oom_control",
-                "/sys/fs/cgroup/memory.events",
-            ],
-        }
+        settings = worker_config(
+            pid_namespace=True,
+            weak=False,
+            oom_file=None,
+            seccomp_filter=self.filter,
+            oom_files=["/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"],
+        )
         tmp = f"rw,exec,nosuid,nodev,size={self.config.tmp_size}"
         container = client.containers.create(
             self.config.image,
-            command=[
-                self.config.python,
-                "-S",
-                "-s",
-                "-B",
-                "-c",
-                WORKER_SOURCE.read_text(),
-                json.dumps(worker_config),
-            ],
+            command=worker_command(self.config.python, settings),
             name=f"rlvr-sandbox-{self.tag}-{next(self.serial)}",
             labels={OWNER_LABEL: self.tag, "rlvr.sandbox": "1"},
             user=f"{self.config.uid}:{self.config.uid}",

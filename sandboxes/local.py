@@ -29,6 +29,7 @@ import subprocess
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rlvr.sandboxes import seccomp
 from rlvr.sandboxes.cgroups import CgroupTree, WorkerCgroup
@@ -47,6 +48,24 @@ SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 JOIN_CGROUPS = (
     'for f in "$@"; do shift; [ "$f" = -- ] && break; echo $$ > "$f" || exit 97; done; exec "$@"'
 )
+
+
+def worker_config(**settings: Any) -> dict[str, Any]:
+    """The config a worker reads (see `rlvr.sandboxes.worker`): what every backend gives it (a
+    working directory under /tmp, the writable places emptied after each run, a minimal
+    environment) plus the backend's `settings`."""
+    return {
+        "workdir": WORKDIR,
+        "clean": ["/tmp", "/dev/shm"],
+        "env": {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp"},
+        **settings,
+    }
+
+
+def worker_command(python: str, config: dict[str, Any]) -> list[str]:
+    """The argv that runs the worker's source with `python` (no site packages, no user site, no
+    bytecode files) and its config."""
+    return [python, "-S", "-s", "-B", "-c", WORKER_SOURCE.read_text(), json.dumps(config)]
 
 
 @dataclass(frozen=True)
@@ -212,29 +231,18 @@ class LocalBackend(Backend):
         config = self.config
         sandboxed = self.isolation.bwrap is not None
         weak_dir = None
-        worker_config = {
-            "workdir": WORKDIR,
-            "clean": ["/tmp", "/dev/shm"],
-            "pid_namespace": sandboxed,
-            "weak": cgroup is None,
-            "env": {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp"},
-            "oom_file": f"/run/rlvr/memcg/{cgroup.oom_file_name}" if cgroup is not None else None,
-        }
+        settings = worker_config(
+            pid_namespace=sandboxed,
+            weak=cgroup is None,
+            oom_file=f"/run/rlvr/memcg/{cgroup.oom_file_name}" if cgroup is not None else None,
+        )
         if not sandboxed:
             weak_dir = self._weak_dir()
-            worker_config.update(workdir=os.path.join(weak_dir, "work"), clean=[weak_dir])
-            worker_config["env"]["TMPDIR"] = weak_dir
+            settings.update(workdir=os.path.join(weak_dir, "work"), clean=[weak_dir])
+            settings["env"]["TMPDIR"] = weak_dir
             if cgroup is not None:
-                worker_config["oom_file"] = os.path.join(cgroup.memory_dir, cgroup.oom_file_name)
-        python = [
-            config.python,
-            "-S",
-            "-s",
-            "-B",
-            "-c",
-            WORKER_SOURCE.read_text(),
-            json.dumps(worker_config),
-        ]
+                settings["oom_file"] = os.path.join(cgroup.memory_dir, cgroup.oom_file_name)
+        python = worker_command(config.python, settings)
         argv: list[str] = []
         if cgroup is not None:
             argv += ["/bin/sh", "-c", JOIN_CGROUPS, "sh", *cgroup.procs_files, "--"]
