@@ -99,8 +99,6 @@ def _check_unique_ids(tasks: Sequence[Task], name: str) -> None:
 FieldMap = Mapping[str, str]
 """Maps our task fields (`prompt`, `answer`, optional `id`) to the dataset's column names."""
 
-RowTransform = Callable[[Mapping[str, Any]], Mapping[str, Any]]
-
 
 def _row_to_task(
     row: Mapping[str, Any],

@@ -252,7 +252,6 @@ class Zygote:
             config["oom_file"] = found[0] if found else None
         self.config = config
         self.control_fd = config.get("control_fd", 2)
-        self.result_fd = config.get("result_fd", 1)
         self.pid_namespace = config.get("pid_namespace", True)
 
     def send_control(self, header):

@@ -82,18 +82,6 @@ class Domain:
     relation: str
     """How an item belongs to its group ("supplied by", "offered by")."""
 
-    @property
-    def item_group_fk(self) -> str:
-        return self.group.key
-
-    @property
-    def fact_entity_fk(self) -> str:
-        return self.entity.key
-
-    @property
-    def fact_item_fk(self) -> str:
-        return self.item.key
-
 
 # --- value pools ----------------------------------------------------------------------------------
 

@@ -123,12 +123,6 @@ def _check_size(value: Number) -> Number:
     return value
 
 
-def _as_exact(value: Number) -> int | Fraction:
-    if isinstance(value, float):
-        raise ValueError("this function needs exact numbers, not a float")
-    return value
-
-
 def _as_int(value: Number, what: str) -> int:
     if isinstance(value, Fraction) and value.denominator == 1:
         return value.numerator
