@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -68,7 +69,7 @@ class ToolMathEnv(VerifiableToolEnv):
         self,
         *,
         split: str = "train",
-        difficulty: int | list[int] = (1, 2, 3),
+        difficulty: int | Sequence[int] = (1, 2, 3),
         seed: int = 0,
         python_tool: bool | str = False,
         tool_timeout: float = 10.0,
@@ -78,7 +79,7 @@ class ToolMathEnv(VerifiableToolEnv):
             generate_problem,
             name="tool_math",
             split=split,
-            difficulty=list(difficulty) if not isinstance(difficulty, int) else difficulty,
+            difficulty=difficulty,
             seed=seed,
         )
         problems = VerifiableEnv(source, NumericAnswerVerifier())
