@@ -12,7 +12,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from rlvr.envs.tasks import TaskSource
+from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.tasks import TaskSource, as_source
 from rlvr.verifiers.types import Task
 
 
@@ -107,10 +108,10 @@ def register_task_env(
     Afterwards `gym.make(id)` works like for any built-in env. Ids follow Gymnasium's
     `[namespace/]Name-vN`: bump N whenever the tasks or the reward change.
     """
-    from rlvr.envs.tasks import as_source
-
     if id in gym.registry and not override:
-        raise ValueError(f"{id!r} is already registered; pick a new version or pass override=True")
+        raise EnvConfigError(
+            f"{id!r} is already registered; pick a new version or pass override=True"
+        )
     source = as_source(tasks)  # validates the tasks now rather than at make()
     gym.register(
         id=id,

@@ -21,6 +21,8 @@ from gymnasium.vector.utils import (
     write_to_shared_memory,
 )
 
+from rlvr.envs.errors import EnvConfigError
+
 # Characters used by `sample()`: printable ASCII plus a few non-ASCII letters, enough to exercise
 # parsers with junk without producing unreadable test output.
 _SAMPLE_ALPHABET = np.array(
@@ -36,7 +38,7 @@ class TextSpace(Space[str]):
 
     def __init__(self, max_length: int = 1 << 16, seed: int | np.random.Generator | None = None):
         if not isinstance(max_length, int) or max_length < 1:
-            raise ValueError(f"max_length must be a positive int, got {max_length!r}")
+            raise EnvConfigError(f"max_length must be a positive int, got {max_length!r}")
         self.max_length = max_length
         super().__init__(shape=None, dtype=None, seed=seed)
 

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from rlvr.envs.core import Outcome
+from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.sql import SQLEnv
 from rlvr.verifiers.sql import (
     BackendError,
@@ -90,9 +91,9 @@ class SQLInteractiveEnv(SQLEnv):
                  **kwargs: Any) -> None:  # fmt: skip
         super().__init__(*args, **kwargs)
         if not isinstance(explore_rows, int) or explore_rows < 1:
-            raise ValueError(f"explore_rows must be a positive int, got {explore_rows!r}")
+            raise EnvConfigError(f"explore_rows must be a positive int, got {explore_rows!r}")
         if max_turns is not None and (not isinstance(max_turns, int) or max_turns < 1):
-            raise ValueError(f"max_turns must be a positive int or None, got {max_turns!r}")
+            raise EnvConfigError(f"max_turns must be a positive int or None, got {max_turns!r}")
         self.explore_rows = explore_rows
         self.max_turns = max_turns
 

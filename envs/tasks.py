@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from rlvr.envs.errors import DatasetError
+from rlvr.envs.errors import DatasetError, EnvConfigError
 from rlvr.verifiers.types import Task, TaskFormatError
 
 SPLITS = ("train", "test")
@@ -304,16 +304,16 @@ class ProceduralSource:
         test_fraction: float = 0.1,
     ) -> None:
         if split not in SPLITS:
-            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+            raise EnvConfigError(f"split must be one of {SPLITS}, got {split!r}")
         if not 0.0 < test_fraction < 1.0:
-            raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+            raise EnvConfigError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
         if not isinstance(size, int) or size < 1:
-            raise ValueError(f"size must be a positive int, got {size!r}")
+            raise EnvConfigError(f"size must be a positive int, got {size!r}")
         if not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+            raise EnvConfigError(f"seed must be a non-negative int, got {seed!r}")
         levels = [difficulty] if isinstance(difficulty, int) else list(difficulty)
         if not levels or any(not isinstance(level, int) or level < 1 for level in levels):
-            raise ValueError(
+            raise EnvConfigError(
                 f"difficulty must be a positive int or a list of them, got {difficulty!r}"
             )
         self.generate = generate

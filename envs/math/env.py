@@ -127,16 +127,13 @@ def procedural_source(
     """The procedural task source of `rlvr/Math-v0` (arguments as in the env card)."""
     names = _family_names(families)
     levels = _levels(difficulty)
-    try:
-        return ProceduralSource(
-            functools.partial(generate, families=names),
-            name="math" if len(names) == len(FAMILIES) else "math-" + "+".join(names),
-            split="train" if split is None else split,
-            difficulty=levels,
-            seed=0 if seed is None else seed,
-        )
-    except ValueError as exc:
-        raise EnvConfigError(str(exc)) from None
+    return ProceduralSource(
+        functools.partial(generate, families=names),
+        name="math" if len(names) == len(FAMILIES) else "math-" + "+".join(names),
+        split="train" if split is None else split,
+        difficulty=levels,
+        seed=0 if seed is None else seed,
+    )
 
 
 def _family_names(families: str | Sequence[str] | None) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import quote, urlencode, urljoin, urlsplit
 
-from rlvr.envs.errors import ToolError, ToolInfraError
+from rlvr.envs.errors import EnvConfigError, ToolError, ToolInfraError
 from rlvr.envs.tools.tool import Tool, object_schema
 from rlvr.envs.web.server import MAX_BODY_BYTES
 
@@ -147,7 +147,7 @@ class Browser:
     ) -> None:
         parts = urlsplit(base_url)
         if parts.scheme != "http" or not parts.hostname or not parts.port:
-            raise ValueError(f"base_url must look like http://HOST:PORT, got {base_url!r}")
+            raise EnvConfigError(f"base_url must look like http://HOST:PORT, got {base_url!r}")
         self.base_url = base_url.rstrip("/")
         self.host, self.port = parts.hostname, parts.port
         self.timeout = timeout

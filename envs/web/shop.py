@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 
+from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.web.search import SearchIndex
 from rlvr.envs.web.server import (
     Request,
@@ -209,7 +210,7 @@ class Catalog:
 
     def __init__(self, seed: int, size: int) -> None:
         if size < 10:
-            raise ValueError(f"a shop needs at least 10 products, got {size}")
+            raise EnvConfigError(f"a shop needs at least 10 products, got {size}")
         self.seed = seed
         self.size = size
         self.products = [generate_product(seed, index) for index in range(size)]

@@ -17,6 +17,7 @@ from urllib.parse import quote, unquote
 
 import numpy as np
 
+from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.web.search import SearchIndex
 from rlvr.envs.web.server import (
     Request,
@@ -87,7 +88,7 @@ class Wiki:
 
     def __init__(self, seed: int, size: int) -> None:
         if size < 40:
-            raise ValueError(f"a wiki needs at least 40 articles, got {size}")
+            raise EnvConfigError(f"a wiki needs at least 40 articles, got {size}")
         self.seed, self.size = seed, size
         rng = np.random.default_rng([seed, _SALT, size])
         self._names: set[str] = set()

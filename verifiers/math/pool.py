@@ -31,7 +31,7 @@ import threading
 import time
 from typing import Any
 
-from rlvr.verifiers.errors import VerifierError
+from rlvr.verifiers.errors import VerifierConfigError, VerifierError
 
 WORKER_COMMAND = (sys.executable, "-m", "rlvr.verifiers.math.worker")
 STARTUP_TIMEOUT = 120.0
@@ -63,9 +63,14 @@ class CheckCrashed(VerifierError):
 def default_size() -> int:
     configured = os.environ.get("RLVR_MATH_WORKERS", "").strip()
     if configured:
-        size = int(configured)
+        try:
+            size = int(configured)
+        except ValueError:
+            size = 0
         if size < 1:
-            raise ValueError(f"RLVR_MATH_WORKERS must be a positive int, got {configured!r}")
+            raise VerifierConfigError(
+                f"RLVR_MATH_WORKERS must be a positive int, got {configured!r}"
+            )
         return size
     return min(2, os.cpu_count() or 1)
 
@@ -163,7 +168,7 @@ class WorkerPool:
     ) -> None:
         self.size = size if size is not None else default_size()
         if self.size < 1:
-            raise ValueError(f"a worker pool needs size >= 1, got {self.size}")
+            raise VerifierConfigError(f"a worker pool needs size >= 1, got {self.size}")
         self.command = command
         self.startup_timeout = startup_timeout
         self._condition = threading.Condition()

@@ -23,6 +23,7 @@ from rlvr.verifiers.sql.errors import (
     SQLParseError,
     UnknownDatabase,
     UnsafeQuery,
+    VerifierConfigError,
 )
 from rlvr.verifiers.sql.extract import extract_sql
 from rlvr.verifiers.sql.guard import CheckedQuery, check_query
@@ -39,7 +40,7 @@ def make_backend(name: str = "sqlite", **kwargs) -> Backend:
         from rlvr.verifiers.sql.postgres import PostgresBackend
 
         return PostgresBackend(**kwargs)
-    raise ValueError(f"unknown SQL backend {name!r}; use 'sqlite' or 'postgres'")
+    raise VerifierConfigError(f"unknown SQL backend {name!r}; use 'sqlite' or 'postgres'")
 
 
 __all__ = [
