@@ -1,4 +1,5 @@
-"""Views of ranked results: a terminal table, and a static HTML site (see `html.py`)."""
+"""Views of ranked results: a terminal table and one-result summaries (the static HTML site is
+`webpage.py`)."""
 
 from __future__ import annotations
 

@@ -42,8 +42,8 @@ class WikiQAEnv(WebEnv):
 
     ## Action Space
     `TextSpace`: a reply with `<tool_call>{...}</tool_call>` blocks, or the final answer (a reply
-    without a tool call; its last `Answer: ...` line or `<answer>...</answer>` is read, else the
-    whole reply).
+    without a tool call; its last `<answer>...</answer>` is read, else its last `Answer: ...`
+    line, else the whole reply).
 
     ## Observation Space
     `TextSpace`: the question; then pages as compact text with numbered links.
