@@ -17,6 +17,7 @@ from typing import Any
 from rlvr.envs.errors import DatasetError, EnvConfigError
 from rlvr.envs.tasks import ListSource, TaskSource, load_hf_dataset, load_jsonl
 from rlvr.envs.verifiable import VerifiableEnv
+from rlvr.sandboxes import Executor
 from rlvr.verifiers.code.spec import CodeTests
 from rlvr.verifiers.code.verifier import UnitTestConfig, UnitTestVerifier
 from rlvr.verifiers.types import Task, TaskFormatError
@@ -86,7 +87,7 @@ class CodeEnv(VerifiableEnv):
         scoring: str = "all",
         backend: str = "local",
         backend_options: dict[str, Any] | None = None,
-        executor: Any = None,
+        executor: Executor | None = None,
         timeout: float = 20.0,
         test_timeout: float = 5.0,
         reveal_expected: bool = False,

@@ -14,7 +14,8 @@ import gymnasium as gym
 
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.tasks import TaskSource, as_source
-from rlvr.verifiers.types import Task
+from rlvr.verifiers.function import VerifyFunction
+from rlvr.verifiers.types import Task, Verifier
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def rlvr_env_ids() -> list[str]:
 def register_task_env(
     id: str,
     tasks: TaskSource | Iterable[Task | Mapping[str, Any]],
-    verify: Any,
+    verify: Verifier | VerifyFunction,
     *,
     system_prompt: str | None = None,
     prompt_template: str = "{prompt}",

@@ -18,7 +18,7 @@ import numpy as np
 from rlvr.envs.core import Outcome, Start, TextEnv
 from rlvr.envs.errors import EnvConfigError, ResetNeeded
 from rlvr.envs.tasks import TaskSource, as_source
-from rlvr.verifiers.function import FunctionVerifier
+from rlvr.verifiers.function import FunctionVerifier, VerifyFunction
 from rlvr.verifiers.types import Status, Task, TaskFormatError, Verdict, Verifier
 
 logger = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class VerifiableEnv(TextEnv):
     def __init__(
         self,
         tasks: TaskSource | Iterable[Task | Mapping[str, Any]],
-        verifier: Verifier | Any,
+        verifier: Verifier | VerifyFunction,
         *,
         system_prompt: str | None = None,
         prompt_template: str = "{prompt}",

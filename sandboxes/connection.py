@@ -14,6 +14,7 @@ import logging
 import os
 import select
 import struct
+import subprocess
 import time
 from collections.abc import Callable
 
@@ -63,7 +64,9 @@ class Transport:
 class PipeTransport(Transport):
     """Pipes of a local process: stdin, stdout (results), stderr (control)."""
 
-    def __init__(self, process, on_kill: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], on_kill: Callable[[], None] | None = None
+    ) -> None:
         self.process = process
         self.stdin = process.stdin.fileno()
         self.streams = {process.stdout.fileno(): RESULT, process.stderr.fileno(): CONTROL}

@@ -26,7 +26,7 @@ import struct
 import threading
 import time
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rlvr.sandboxes import seccomp
 from rlvr.sandboxes.cgroups import weighted_parent
@@ -85,7 +85,7 @@ class DockerTransport(Transport):
 
     STREAMS: ClassVar[dict[int, str]] = {1: RESULT, 2: CONTROL}
 
-    def __init__(self, sock, container, backend: DockerBackend) -> None:
+    def __init__(self, sock: Any, container: Any, backend: DockerBackend) -> None:
         self.raw = getattr(sock, "_sock", sock)
         self.sock = sock
         self.container = container
@@ -200,7 +200,7 @@ class DockerBackend(Backend):
         self.filter: str | None = None
         self.applied: dict[WorkerConnection, tuple] = {}
 
-    def client(self):
+    def client(self) -> Any:
         with self.lock:
             if self._client is None:
                 client = docker_client(self.config.base_url)
@@ -210,7 +210,7 @@ class DockerBackend(Backend):
                 self._client = client
             return self._client
 
-    def _seccomp_filter(self, client) -> str | None:
+    def _seccomp_filter(self, client: Any) -> str | None:
         """Our filter for the engine's architecture (base64, installed by the worker), if any."""
         if not self.config.use_seccomp:
             return None
@@ -221,7 +221,7 @@ class DockerBackend(Backend):
             return None
         return base64.b64encode(seccomp.build_filter(machine)).decode("ascii")
 
-    def _cgroup_parent(self, client) -> str | None:
+    def _cgroup_parent(self, client: Any) -> str | None:
         """Our own weighted cgroup parent, when the engine is local and uses cgroupfs."""
         local = (self.config.base_url or os.environ.get("DOCKER_HOST") or "unix://").startswith(
             "unix://"
@@ -313,7 +313,7 @@ class DockerBackend(Backend):
     def forget(self, worker: WorkerConnection) -> None:
         self.applied.pop(worker, None)
 
-    def remove_container(self, container) -> None:
+    def remove_container(self, container: Any) -> None:
         try:
             container.remove(force=True)
         except Exception as exc:  # already gone (auto-removed) or the engine is down
@@ -335,7 +335,7 @@ class DockerBackend(Backend):
         client.close()
 
 
-def _oom_killed(container) -> bool:
+def _oom_killed(container: Any) -> bool:
     try:
         container.reload()
     except Exception:  # removed already

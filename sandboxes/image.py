@@ -22,6 +22,7 @@ import subprocess
 import tarfile
 import tempfile
 from collections.abc import Callable
+from typing import Any
 
 from rlvr.sandboxes.errors import SandboxConfigError, SandboxUnavailable
 
@@ -33,7 +34,7 @@ DEFAULT_MIRROR = "http://deb.debian.org/debian"
 MERGED_USR = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
 
-def docker_client(base_url: str | None = None, timeout: int = 120):
+def docker_client(base_url: str | None = None, timeout: int = 120) -> Any:
     """A Docker SDK client (needs the `docker` extra); raises SandboxUnavailable if unreachable."""
     try:
         import docker
@@ -165,7 +166,7 @@ def _debootstrap_archive(workdir: str, suite: str, mirror: str, log: Callable[[s
     return archive
 
 
-def image_method(client, tag: str) -> str:
+def image_method(client: Any, tag: str) -> str:
     """The build method recorded on an image; raises SandboxUnavailable if it is missing."""
     import docker
 

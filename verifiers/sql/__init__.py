@@ -9,6 +9,8 @@ The PostgreSQL backend (`rlvr.verifiers.sql.postgres.PostgresBackend`) needs the
 extra and is imported only when used. See docs/sql.md.
 """
 
+from typing import Any
+
 from rlvr.verifiers.sql.backend import Backend, Limits
 from rlvr.verifiers.sql.catalog import Catalog, FolderCatalog
 from rlvr.verifiers.sql.compare import Comparison, Tolerance, compare_results
@@ -32,7 +34,7 @@ from rlvr.verifiers.sql.sqlite import SQLiteBackend
 from rlvr.verifiers.sql.verifier import SQLVerifier, SQLVerifierConfig
 
 
-def make_backend(name: str = "sqlite", **kwargs) -> Backend:
+def make_backend(name: str = "sqlite", **kwargs: Any) -> Backend:
     """A backend by name: "sqlite" (default) or "postgres" (kwargs go to its constructor)."""
     if name == "sqlite":
         return SQLiteBackend(**kwargs)
