@@ -54,6 +54,11 @@ class VerifiableEnv(TextEnv):
     `tasks` (a task source or a list of tasks/dicts), `verifier` (a `Verifier`, or a function
     `fn(reply, task) -> bool | float | Verdict`), `system_prompt`, `prompt_template` (a format
     string with `{prompt}`), `format_weight` (default 0.0).
+
+    ## Version History
+    An env built from this class is versioned by the id it is registered under
+    (`register_task_env("myorg/Name-v0", ...)`): bump it when the tasks, the prompt or the
+    verifier change.
     """
 
     def __init__(
