@@ -164,7 +164,7 @@ class UnitTestVerifier:
             passed = sum(ok for ok, _ in outcomes)
         else:
             ran = report.get("tests") if isinstance(report.get("tests"), list) else []
-            passed = sum(1 for test in ran if isinstance(test, dict) and test.get("passed") is True)
+            passed = sum(1 for test in ran if _ok(test))
             failures = [
                 _test_failure(test, tests.entry_point, self.config.reveal_expected)
                 for test in ran
