@@ -3,11 +3,15 @@
 Tests that need a service (Docker engine, PostgreSQL, Chromium, bubblewrap) call
 `require_service(...)`: locally a missing service skips the test with the reason; in CI
 (`CI=true`) it fails it, because CI installs every service and a skip there would hide a breakage.
+Tests that need an optional extra (`datasets`, `postgres`, ...) call `require_extra(...)` for the
+same reason instead of `pytest.importorskip`.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+from types import ModuleType
 
 import pytest
 
@@ -22,3 +26,15 @@ def require_service(name: str, available: bool, why: str = "") -> None:
     if IN_CI:
         pytest.fail(f"{message} (CI=true: .ci/setup-system.sh should have provided it)")
     pytest.skip(message)
+
+
+def require_extra(module: str, extra: str) -> ModuleType:
+    """`import module` from the optional dependency group `extra`; without it, skip (locally) or
+    fail (in CI, where .ci/setup-venv.sh installs every extra) the calling test."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        message = f"needs the {extra!r} extra (pip install 'rlvr-gym[{extra}]'): {exc}"
+        if IN_CI:
+            pytest.fail(f"{message} (CI=true: .ci/setup-venv.sh should have installed it)")
+        pytest.skip(message)

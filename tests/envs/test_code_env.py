@@ -12,6 +12,7 @@ from rlvr.envs import DatasetError, EnvConfigError, check_env
 from rlvr.envs.code import CodeEnv, load_code_dataset, load_humaneval, load_mbpp
 from rlvr.envs.code_tasks import PROBLEMS, builtin_tasks
 from rlvr.verifiers.code import CodeTests
+from tests.conftest import require_extra
 from tests.sandboxes.conftest import require_local_sandbox
 
 
@@ -239,7 +240,7 @@ def test_load_mbpp_jsonl(tmp_path):
 
 
 def test_load_code_dataset_through_huggingface_datasets(tmp_path):
-    pytest.importorskip("datasets")
+    require_extra("datasets", "datasets")
     source = load_code_dataset(
         write_jsonl(tmp_path / "he.jsonl", HUMANEVAL_ROWS), style="humaneval", split="test"
     )

@@ -21,6 +21,7 @@ from rlvr.envs.math import (
     procedural_source,
 )
 from rlvr.verifiers.math import MathVerifier
+from tests.conftest import require_extra
 
 VERIFIER = MathVerifier(timeout=30.0)
 
@@ -281,7 +282,7 @@ def test_fields_map_other_column_names(tmp_path):
 
 
 def test_load_from_a_saved_hf_dataset(tmp_path):
-    datasets = pytest.importorskip("datasets")
+    datasets = require_extra("datasets", "datasets")
     folder = tmp_path / "gsm8k_saved"
     datasets.DatasetDict(
         {

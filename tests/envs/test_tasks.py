@@ -9,6 +9,7 @@ import pytest
 
 from rlvr.envs import DatasetError, ListSource, Problem, ProceduralSource, load_jsonl, split_of
 from rlvr.verifiers import Task, TaskFormatError
+from tests.conftest import require_extra
 
 
 def add_two(rng: np.random.Generator, difficulty: int) -> Problem:
@@ -160,7 +161,7 @@ def test_missing_file_and_failing_parser(tmp_path):
 
 
 def test_load_hf_dataset_from_local_file_and_saved_folder(tmp_path):
-    datasets = pytest.importorskip("datasets")
+    datasets = require_extra("datasets", "datasets")
     from rlvr.envs import load_hf_dataset
 
     rows = [{"q": f"{i}+1?", "a": str(i + 1)} for i in range(4)]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import require_service
+from tests.conftest import require_extra, require_service
 from tests.sql.sqlhelpers import shop_database
 
 TEST_ROLE = "rlvr_test_admin"
@@ -93,7 +93,7 @@ def postgres_dsn_or_reason() -> tuple[str | None, str]:
     dsn = os.environ.get("RLVR_TEST_POSTGRES_DSN")
     if dsn:
         return dsn, ""
-    pytest.importorskip("psycopg", reason="needs the postgres extra")
+    require_extra("psycopg", "postgres")
     return _provision()
 
 
