@@ -8,11 +8,15 @@ hashes) with the same env entry point.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
+import gymnasium as gym
+
 from rlvr.leaderboards.errors import NotComparableError
+from rlvr.leaderboards.provenance import verifier_info
 from rlvr.leaderboards.results import BenchResult
 
 MAX_LISTED = 8
@@ -125,12 +129,6 @@ def rank(results: Sequence[BenchResult]) -> list[BenchResult]:
 
 def stale_results(results: Sequence[BenchResult]) -> list[BenchResult]:
     """Results judged by a verifier other than the one their envs use today (re-judge them)."""
-    import json
-
-    import gymnasium as gym
-
-    from rlvr.leaderboards.provenance import verifier_info
-
     today: dict[str, dict[str, Any]] = {}
     stale = []
     for result in results:

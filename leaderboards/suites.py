@@ -227,8 +227,11 @@ def load_suite(name_or_path: str | Path) -> Suite:
         raise SuiteError(
             f"no built-in suite {name!r}; use one of {names} or the path of a .toml suite file"
         )
-    text = (resources.files("rlvr.leaderboards") / "suites" / f"{name}.toml").read_text("utf-8")
-    return parse_suite(text, source=f"builtin:{name}", base=None)
+    return parse_suite(_builtin_text(name), source=f"builtin:{name}", base=None)
+
+
+def _builtin_text(name: str) -> str:
+    return (resources.files("rlvr.leaderboards") / "suites" / f"{name}.toml").read_text("utf-8")
 
 
 def parse_suite(text: str, *, source: str = "<string>", base: Path | None = None) -> Suite:
@@ -324,11 +327,7 @@ def _load_included(included: Any, base: Path | None, seen: tuple[str, ...]) -> S
     else:
         if included not in builtin_suite_names():
             raise SuiteError(f"include: no built-in suite {included!r}")
-        source = f"builtin:{included}"
-        text = (resources.files("rlvr.leaderboards") / "suites" / f"{included}.toml").read_text(
-            "utf-8"
-        )
-        next_base = None
+        source, text, next_base = f"builtin:{included}", _builtin_text(included), None
     if source in seen:
         raise SuiteError(f"include cycle: {' -> '.join((*seen, source))}")
     return _build_suite(tomllib.loads(text), source, next_base, (*seen, source))
