@@ -7,6 +7,7 @@ verifier can be written and tested without importing any environment code.
 from __future__ import annotations
 
 import enum
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -80,8 +81,6 @@ class Task:
 
 def content_id(*parts: Any) -> str:
     """A short stable id derived from content (blake2b of the parts' reprs)."""
-    import hashlib
-
     digest = hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=8).hexdigest()
     return f"task-{digest}"
 

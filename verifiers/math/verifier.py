@@ -20,6 +20,8 @@ import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from fractions import Fraction
+from numbers import Integral
 from typing import Any
 
 from rlvr.verifiers.errors import TaskFormatError, VerifierConfigError
@@ -209,9 +211,6 @@ def _combine(
 
 def gold_text(task: Task) -> str:
     """The task's gold answer as text (ints and Fractions are rendered exactly)."""
-    from fractions import Fraction
-    from numbers import Integral
-
     answer = task.answer
     if isinstance(answer, bool) or answer is None:
         raise TaskFormatError(f"task {task.id!r}: a math task needs a gold answer, got {answer!r}")
