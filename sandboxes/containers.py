@@ -32,7 +32,13 @@ from rlvr.sandboxes import seccomp
 from rlvr.sandboxes.cgroups import weighted_parent
 from rlvr.sandboxes.connection import CONTROL, RESULT, Transport, TransportClosed, WorkerConnection
 from rlvr.sandboxes.errors import SandboxConfigError
-from rlvr.sandboxes.image import DEFAULT_IMAGE, SANDBOX_UID, docker_client, image_method
+from rlvr.sandboxes.image import (
+    DEFAULT_IMAGE,
+    SANDBOX_UID,
+    docker_client,
+    docker_sdk,
+    image_method,
+)
 from rlvr.sandboxes.local import (
     MEMORY_OVERHEAD,
     SANDBOX_PATH,
@@ -184,12 +190,7 @@ class DockerBackend(Backend):
     name = "docker"
 
     def __init__(self, config: DockerConfig) -> None:
-        try:
-            import docker  # noqa: F401  (fail now, with the extra's name, not in a worker thread)
-        except ImportError:
-            raise ImportError(
-                "the docker sandbox needs the Docker SDK: pip install 'rlvr-gym[docker]'"
-            ) from None
+        docker_sdk()  # fail now, with the extra's name, not in a worker thread
         self.config = config
         self.tag = f"{socket.gethostname()}-{os.getpid()}-{next(_backend_ids)}"
         self.serial = itertools.count()

@@ -34,14 +34,20 @@ DEFAULT_MIRROR = "http://deb.debian.org/debian"
 MERGED_USR = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
 
-def docker_client(base_url: str | None = None, timeout: int = 120) -> Any:
-    """A Docker SDK client (needs the `docker` extra); raises SandboxUnavailable if unreachable."""
+def docker_sdk() -> Any:
+    """The Docker SDK module; an ImportError naming the `docker` extra if it is not installed."""
     try:
         import docker
     except ImportError:
         raise ImportError(
             "the docker sandbox needs the Docker SDK: pip install 'rlvr-gym[docker]'"
         ) from None
+    return docker
+
+
+def docker_client(base_url: str | None = None, timeout: int = 120) -> Any:
+    """A Docker SDK client (needs the `docker` extra); raises SandboxUnavailable if unreachable."""
+    docker = docker_sdk()
     try:
         client = (
             docker.DockerClient(base_url=base_url, timeout=timeout)
