@@ -13,13 +13,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize(
-    "module", ["rlvr", "rlvr.envs", "rlvr.verifiers", "rlvr.agents", "rlvr.leaderboards"]
+    "module",
+    ["rlvr", "rlvr.envs", "rlvr.verifiers", "rlvr.sandboxes", "rlvr.agents", "rlvr.leaderboards"],
 )
 def test_import_does_not_pull_heavy_dependencies(module):
     code = (
         f"import sys, {module}\n"
-        "heavy = [m for m in ('torch', 'transformers', 'docker', 'psycopg', 'datasets')"
-        " if m in sys.modules]\n"
+        "heavy = [m for m in ('torch', 'transformers', 'docker', 'psycopg', 'datasets', 'sympy',"
+        " 'math_verify', 'sqlglot') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     result = subprocess.run(

@@ -41,4 +41,4 @@ def test_env_card(env_id):
         "Arguments",
         "Version History",
     ):
-        assert section in (cls.__doc__ or ""), f"{env_id}'s env card lacks '{section}'"
+        assert f"## {section}" in (cls.__doc__ or ""), f"{env_id}'s env card lacks '{section}'"
