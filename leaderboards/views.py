@@ -22,13 +22,11 @@ def fmt_interval(low: float, high: float) -> str:
 def fmt_tokens(count: int | None) -> str:
     if count is None:
         return "-"
-    return (
-        f"{count / 1e6:.2f}M"
-        if count >= 1e6
-        else f"{count / 1e3:.1f}k"
-        if count >= 1e4
-        else str(count)
-    )
+    if count >= 1e6:
+        return f"{count / 1e6:.2f}M"
+    if count >= 1e4:
+        return f"{count / 1e3:.1f}k"
+    return str(count)
 
 
 def fmt_seconds(seconds: float) -> str:

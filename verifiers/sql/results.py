@@ -37,9 +37,7 @@ def normalize_cell(value: Any) -> Cell:
     """
     if value is None or isinstance(value, (str, float)) or type(value) is int:
         return value
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int):
+    if isinstance(value, int):  # bool and other int subclasses
         return int(value)
     if isinstance(value, decimal.Decimal):
         return float(value)
