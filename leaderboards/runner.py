@@ -250,13 +250,12 @@ def _execute(
 ) -> tuple[list[ShardOutcome], int]:
     total = sum(_shard_jobs(shard) for shard in shards)
     bar = _progress_bar(total, label) if progress else None
+    tick = bar.update if bar is not None else None
     count = _worker_count(mode, workers, len(shards))
     try:
         if mode == "serial" or count == 1:
-            tick = bar.update if bar is not None else None
             return [_run_shard(shard, tick) for shard in shards], 1
         if mode == "threads":
-            tick = bar.update if bar is not None else None
             with ThreadPoolExecutor(count, thread_name_prefix="rlvr-bench") as pool:
                 return _collect(pool, [pool.submit(_run_shard, s, tick) for s in shards]), count
         return _run_in_processes(shards, count, bar, imports), count
