@@ -47,8 +47,8 @@ class CodeEnv(VerifiableEnv):
 
     ## Observation Space
     `TextSpace`: the task prompt after `reset`; after the step, the verdict with the first
-    failing test (its input, what the code returned and what was expected) and the tail of the
-    code's own output.
+    failing test (its input and what the code returned; what was expected only with
+    `reveal_expected=True`) and the tail of the code's own output.
 
     ## Rewards
     1.0 if every test passes, else 0.0 (`scoring="all"`, the default); with
@@ -163,10 +163,15 @@ def humaneval_task(task: Task) -> Task:
     entry_point = meta.pop("entry_point", None)
     solution = meta.pop("canonical_solution", None)
     stub = task.prompt
+    entry_point = _require(entry_point, task, "entry_point")
+    # Like HumanEval's own harness, the solution and the test code see what the prompt defines:
+    # its imports and helpers (`poly` of HumanEval/32, `encode_cyclic` of HumanEval/38).
+    context = _prompt_context(stub, entry_point)
     tests = CodeTests(
-        entry_point=_require(entry_point, task, "entry_point"),
+        entry_point=entry_point,
         check=_require(task.answer, task, "test"),
-        preamble=_imports_of(stub),
+        preamble=context,
+        setup=context,
         reference=stub + solution if isinstance(solution, str) else None,
     )
     prompt = f"Complete this Python function:\n```python\n{stub.rstrip()}\n```\n\n{INSTRUCTIONS}"
@@ -178,6 +183,9 @@ def mbpp_task(task: Task) -> Task:
     meta = dict(task.metadata)
     code = _require(meta.pop("code", None), task, "code")
     setup = meta.pop("test_setup_code", "") or ""
+    imports = meta.pop("test_imports", None)  # sanitized MBPP: e.g. ["import math"]
+    if isinstance(imports, list) and all(isinstance(line, str) for line in imports):
+        setup = "\n".join([*imports, setup]).strip()
     asserts = task.answer
     if isinstance(asserts, str):
         asserts = [asserts]
@@ -272,19 +280,24 @@ def _require(value: Any, task: Task, name: str) -> Any:
     return value
 
 
-def _imports_of(code: str) -> str:
-    """The top-level import statements of `code` (a HumanEval prompt's `from typing import ...`)."""
+def _prompt_context(code: str, entry_point: str) -> str:
+    """The top-level statements of a HumanEval prompt but the entry point's stub: its imports and
+    the helpers it defines. Nothing if the prompt does not parse."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
         return ""
     lines = code.splitlines()
-    imports = [
-        "\n".join(lines[node.lineno - 1 : node.end_lineno])
-        for node in tree.body
-        if isinstance(node, (ast.Import, ast.ImportFrom))
-    ]
-    return "\n".join(imports)
+    kept = []
+    for node in tree.body:
+        is_stub = (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == entry_point
+        )
+        if is_stub or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+            continue  # the stub, and bare strings (a module docstring)
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        kept.append("\n".join(lines[first - 1 : node.end_lineno]))
+    return "\n".join(kept)
 
 
 def _tested_function(code: str, asserts: list[str], task_id: str) -> tuple[str, str]:

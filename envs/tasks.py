@@ -139,6 +139,8 @@ def _row_to_task(
 
 
 def _is_plain(value: Any) -> bool:
+    if isinstance(value, list):  # e.g. sanitized MBPP's `test_imports`
+        return all(isinstance(item, (str, int, float, bool)) for item in value)
     return isinstance(value, (str, int, float, bool)) or value is None
 
 

@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "rlvr.envs.web.cli",
     "rlvr.leaderboards.cli",
     "rlvr.sandboxes.cli",
+    "rlvr.demo",
 )
 
 

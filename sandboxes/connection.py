@@ -45,6 +45,12 @@ class Transport:
     def kill(self) -> None:
         raise NotImplementedError
 
+    def interrupt(self) -> None:
+        """Make the worker go away without releasing our descriptors: called from another thread
+        than the one using the transport, which sees the end of the streams and then kills it
+        (closing descriptors under a thread that reads them could let it read a reused one)."""
+        raise NotImplementedError
+
     def describe_exit(self) -> str:
         """Why the worker went away, if known (exit status, engine state)."""
         return ""
@@ -111,6 +117,10 @@ class PipeTransport(Transport):
         if self.on_kill is not None:
             self.on_kill()
 
+    def interrupt(self) -> None:
+        with contextlib.suppress(OSError):
+            self.process.kill()
+
     def is_closed(self) -> bool:
         return self.process.poll() is not None
 
@@ -136,6 +146,8 @@ class WorkerConnection:
         self.oom_check = oom_check
         self.readers = {RESULT: FrameReader(), CONTROL: FrameReader()}
         self.alive = True
+        self.killed = False
+        self.interrupted = False
         self.info: dict = {}
         self.runs = 0
 
@@ -159,8 +171,18 @@ class WorkerConnection:
             raise ProtocolError(f"{exc}{self._garbage()}") from None
 
     def kill(self) -> None:
+        """Kill the worker (its process or container) and release it; safe to call again."""
         self.alive = False
-        self.transport.kill()
+        if not self.killed:
+            self.killed = True
+            self.transport.kill()
+
+    def interrupt(self) -> None:
+        """End the run in progress from another thread (see `Transport.interrupt`); the thread
+        running it gets a sandbox error and the pool kills and replaces the worker."""
+        self.alive = False
+        self.interrupted = True
+        self.transport.interrupt()
 
     def healthy(self) -> bool:
         """Alive as far as we can tell without a run (a vanished container shows up here)."""
@@ -199,6 +221,9 @@ class WorkerConnection:
                     done = frame[0]
             return self._finish(result, done, limits)
         except TransportClosed:
+            if self.interrupted:  # cancelled, or the pool is closing: not a failure to report
+                self.kill()
+                return ExecResult.sandbox_error("the run was cancelled", backend=self.backend)
             self.alive = False
             if self.oom_check is not None and self.oom_check():
                 return ExecResult(

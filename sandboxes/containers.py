@@ -15,6 +15,7 @@ pool starts a replacement worker.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import itertools
 import json
@@ -28,6 +29,7 @@ import time
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rlvr.sandboxes import seccomp
 from rlvr.sandboxes.cgroups import weighted_parent
 from rlvr.sandboxes.connection import CONTROL, RESULT, Transport, TransportClosed, WorkerConnection
 from rlvr.sandboxes.errors import SandboxConfigError
@@ -65,6 +67,9 @@ class DockerConfig:
     """OCI runtime, e.g. "runsc" for gVisor; default: the engine's."""
     start_timeout: float = 30.0
     """Seconds to wait for a new container's worker to start."""
+    use_seccomp: bool = True
+    """Add the syscall filter of `rlvr.sandboxes.seccomp` on top of the engine's profile (older
+    engines' default profiles allow io_uring, for one)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.uid, int) or isinstance(self.uid, bool) or self.uid <= 0:
@@ -156,6 +161,12 @@ class DockerTransport(Transport):
             self.sock.close()
         self.backend.remove_container(self.container)
 
+    def interrupt(self) -> None:
+        # The reading thread sees the end of the stream; Docker closes the container's input, and
+        # the worker kills its run and exits.
+        with contextlib.suppress(OSError):
+            self.raw.shutdown(socket.SHUT_RDWR)
+
     def describe_exit(self) -> str:
         try:
             self.container.reload()
@@ -184,6 +195,7 @@ class DockerBackend(Backend):
         self._client = None
         self.method: str | None = None
         self.cgroup_parent: str | None = None
+        self.filter: str | None = None
         self.applied: dict[WorkerConnection, tuple] = {}
 
     def client(self):
@@ -192,8 +204,20 @@ class DockerBackend(Backend):
                 client = docker_client(self.config.base_url)
                 self.method = image_method(client, self.config.image)
                 self.cgroup_parent = self._cgroup_parent(client)
+                self.filter = self._seccomp_filter(client)
                 self._client = client
             return self._client
+
+    def _seccomp_filter(self, client) -> str | None:
+        """Our filter for the engine's architecture (base64, installed by the worker), if any."""
+        if not self.config.use_seccomp:
+            return None
+        engine = str(client.info().get("Architecture"))
+        machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(engine, engine)
+        if not seccomp.supported(machine):
+            logger.warning("no seccomp filter for a %s engine; the engine's profile only", machine)
+            return None
+        return base64.b64encode(seccomp.build_filter(machine)).decode("ascii")
 
     def _cgroup_parent(self, client) -> str | None:
         """Our own weighted cgroup parent, when the engine is local and uses cgroupfs."""
@@ -226,6 +250,7 @@ class DockerBackend(Backend):
             "weak": False,
             "env": {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp"},
             "oom_file": None,
+            "seccomp_filter": self.filter,
             "oom_files": [
                 "/sys/fs/cgroup/memory/memory.oom_control",
                 "/sys/fs/cgroup/memory.events",

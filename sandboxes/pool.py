@@ -147,13 +147,16 @@ class WorkerPool:
                 queue = self._queues.get(job.client)
                 if queue is not None and job in queue:
                     queue.remove(job)
+                    if not queue:  # a client is in the round-robin only while it has jobs
+                        del self._queues[job.client]
+                        self._turns.remove(job.client)
                 job.state = "done"
                 job.future.cancel()
                 return
             job.cancelled = True
             worker = job.worker if job.state == "running" else None
         if worker is not None:
-            worker.kill()
+            worker.interrupt()  # the slot's thread, which reads the worker, kills it
 
     def _start_threads(self) -> None:
         if self._threads:
@@ -266,6 +269,9 @@ class WorkerPool:
         return worker, ""
 
     def _forget(self, worker: WorkerConnection) -> None:
+        # A worker is forgotten because it is dead or must not be reused (a run left it unclean,
+        # or its program killed its supervisor): make sure its process or container is gone.
+        worker.kill()
         with self._cond:
             self._workers.discard(worker)
         self.backend.forget(worker)
@@ -288,7 +294,7 @@ class WorkerPool:
                     ExecResult.sandbox_error("the executor was closed", backend=self.backend.name)
                 )
         for worker in workers:
-            worker.kill()
+            worker.interrupt()
         for thread in self._threads:
             if thread is not threading.current_thread():
                 thread.join(timeout=15)

@@ -25,12 +25,16 @@ to stdout; the zygote writes control frames (ready, done) to stderr. A frame is
 header under "blobs".
 """
 
+import base64
 import contextlib
+import errno
 import gc
+import itertools
 import json
 import os
 import select
 import signal
+import stat
 import struct
 import sys
 import time
@@ -40,6 +44,9 @@ PROTOCOL_VERSION = 1
 RUN_COMMAND = b"R"
 COMMAND_SIZE = 9  # b"R" + 8-byte deadline in milliseconds
 MAX_HEADER = 1 << 20
+# Seconds a cleaner may spend emptying the writable places after a run. A run that left more
+# (millions of files) gets its worker replaced instead: the host must never wait on a cleanup.
+CLEAN_BUDGET = 1.0
 
 # --- framing (imported by the host too) -------------------------------------------------------
 
@@ -152,6 +159,23 @@ def set_dumpable(flag):
         _libc().prctl(4, 1 if flag else 0, 0, 0, 0)  # PR_SET_DUMPABLE
 
 
+def install_seccomp(program):
+    """Add the classic-BPF syscall filter `program` (see `rlvr.sandboxes.seccomp`) to this process
+    and everything it starts. Filters stack: in a container it narrows the engine's profile."""
+    import ctypes
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    libc = _libc()
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS, needed without CAP_SYS_ADMIN
+        raise OSError(ctypes.get_errno(), "cannot set no_new_privs")
+    if libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, MODE_FILTER
+        raise OSError(ctypes.get_errno(), "cannot install the seccomp filter")
+
+
 def set_oom_score_adj(value):
     try:
         with open("/proc/self/oom_score_adj", "w") as handle:
@@ -235,6 +259,9 @@ class Zygote:
         write_all(self.control_fd, encode_frame(header))
 
     def serve(self):
+        # `-c` put our working directory (/tmp, writable by programs) first on the import path: a
+        # module a program leaves there must never be imported by us or by a later supervisor.
+        sys.path[:] = [path for path in sys.path if path not in ("", ".")]
         for signum in (
             signal.SIGINT,
             signal.SIGTERM,
@@ -246,6 +273,15 @@ class Zygote:
         ):
             signal.signal(signum, signal.SIG_DFL)
         set_dumpable(False)
+        if self.config.get("seccomp_filter"):
+            install_seccomp(base64.b64decode(self.config["seccomp_filter"]))
+        # The writable roots are the sandbox user's own in bubblewrap: a program can chmod them or
+        # tag them with extended attributes. Cleaning puts back the modes they start with.
+        self.config["clean_modes"] = {
+            root: os.stat(root).st_mode & 0o7777
+            for root in self.config.get("clean", ())
+            if os.path.isdir(root)
+        }
         preload(self.config.get("preload", COMMON_MODULES))
         # Forked runs then never touch (and so never copy) the zygote's objects when they collect.
         gc.collect()
@@ -421,8 +457,9 @@ def clean_up(config):
     return clean_files(config)
 
 
-def clean_files(config):
-    ok = clean_paths(config.get("clean", ()))
+def clean_files(config, budget=CLEAN_BUDGET):
+    deadline = time.monotonic() + budget
+    ok = clean_paths(config.get("clean", ()), config.get("clean_modes", {}), deadline)
     if config.get("pid_namespace", True):
         clean_ipc()
     return ok
@@ -454,38 +491,100 @@ def _others_dead(timeout=2.0):
         time.sleep(0.001)
 
 
-def clean_paths(roots):
-    """Empty each directory of `roots` (flattening deep trees so no path grows too long)."""
+def restore_root(root, mode):
+    """Give `root` back its starting mode, no user extended attributes and fresh times: the only
+    state of a writable root that survives emptying it. False if some of it stayed."""
     ok = True
-    for root in roots:
-        serial = 0
-        for _ in range(1000000):
-            try:
-                entries = list(os.scandir(root))
-            except OSError:
-                break
-            if not entries:
-                break
-            for entry in entries:
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        os.chmod(entry.path, 0o700)
-                        for inner in os.scandir(entry.path):
-                            if inner.is_dir(follow_symlinks=False):
-                                serial += 1
-                                os.rename(inner.path, os.path.join(root, f".rm{serial}"))
-                            else:
-                                os.unlink(inner.path)
-                        os.rmdir(entry.path)
-                    else:
-                        os.unlink(entry.path)
-                except FileNotFoundError:
-                    pass
-                except OSError:
-                    ok = False
-            if not ok:
-                break
+    if mode is not None:
+        try:
+            if os.stat(root).st_mode & 0o7777 != mode:
+                os.chmod(root, mode)
+        except FileNotFoundError:
+            return True
+        except OSError:
+            ok = False
+    try:
+        for name in os.listxattr(root):
+            if name.startswith("user."):
+                os.removexattr(root, name)
+    except OSError as exc:
+        ok = ok and exc.errno in (errno.ENOTSUP, errno.ENOENT)
+    with contextlib.suppress(OSError):
+        os.utime(root)
     return ok
+
+
+def clean_paths(roots, modes=None, deadline=None):
+    """Empty each directory of `roots` (flattening deep trees so no path grows too long).
+
+    `modes` maps roots to the mode to give them back (see `restore_root`). False if something
+    stayed, or if the `deadline` (a time.monotonic() value) passed before the end.
+    """
+    ok = True
+    modes = modes or {}
+    for root in roots:
+        if root in modes and not restore_root(root, modes[root]):
+            ok = False
+        try:
+            while _empty_once(root, deadline):
+                pass
+        except FileNotFoundError:
+            pass
+        except (OSError, TimeoutError):
+            ok = False
+    return ok
+
+
+def _empty_once(root, deadline):
+    """Remove what one pass over `root` finds (subdirectories' own subdirectories move up to
+    `root` for the next pass); True if the pass found anything."""
+    found = False
+    with os.scandir(root) as entries:  # lazily: a root may hold millions of names
+        for entry in entries:
+            found = True
+            if entry.is_dir(follow_symlinks=False):
+                os.chmod(entry.path, 0o700)
+                with os.scandir(entry.path) as inner_entries:
+                    for inner in inner_entries:
+                        _check(deadline)
+                        if inner.is_dir(follow_symlinks=False):
+                            _move_up(inner.path, root, deadline)
+                        else:
+                            _unlink(inner.path)
+                _rmdir(entry.path)
+            else:
+                _check(deadline)
+                _unlink(entry.path)
+    return found
+
+
+_SERIALS = itertools.count()
+
+
+def _move_up(path, root, deadline):
+    while True:  # past names the program may have taken already
+        _check(deadline)
+        try:
+            os.rename(path, os.path.join(root, f".rm{next(_SERIALS)}"))
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                raise
+
+
+def _check(deadline):
+    if deadline is not None and time.monotonic() > deadline:
+        raise TimeoutError
+
+
+def _unlink(path):
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def _rmdir(path):
+    with contextlib.suppress(FileNotFoundError):
+        os.rmdir(path)
 
 
 def clean_ipc():
@@ -621,12 +720,18 @@ class Run:
         budget = self.limits["output"] - len(watch.stdout) - len(watch.stderr)
         for path in self.request.get("return_files", ()):
             full = os.path.join(self.workdir, path)
+            # The program may have put a directory or a FIFO there: only regular files count,
+            # and opening never blocks.
             try:
-                fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)
+                fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             except OSError:
                 continue
             try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    continue
                 data = os.read(fd, max(budget, 0) + 1)
+            except OSError:
+                continue
             finally:
                 os.close(fd)
             if len(data) > budget:

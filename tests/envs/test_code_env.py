@@ -12,9 +12,12 @@ from rlvr.envs import DatasetError, EnvConfigError, check_env
 from rlvr.envs.code import CodeEnv, load_code_dataset, load_humaneval, load_mbpp
 from rlvr.envs.code_tasks import PROBLEMS, builtin_tasks
 from rlvr.verifiers.code import CodeTests
-from tests.sandboxes.conftest import local_available
+from tests.sandboxes.conftest import require_local_sandbox
 
-pytestmark = pytest.mark.skipif(not local_available()[0], reason="needs the local sandbox")
+
+@pytest.fixture(autouse=True)
+def _local_sandbox():
+    require_local_sandbox()
 
 
 def test_passes_check_env():
@@ -185,6 +188,46 @@ def test_humaneval_reply_without_the_prompt_imports_still_works(tmp_path):
     )
     assert env.step(reply)[1] == 1.0
     env.close()
+
+
+def test_humaneval_prompt_helpers_reach_the_solution_and_the_tests(tmp_path):
+    # Like HumanEval/38: the prompt defines a helper that the tests and the solution both use.
+    row = {
+        "task_id": "Demo/2",
+        "prompt": (
+            "def shift(word: str, k: int) -> str:\n"
+            '    """Move each lowercase letter k places along the alphabet."""\n'
+            "    return ''.join(chr((ord(c) - 97 + k) % 26 + 97) for c in word)\n\n\n"
+            "def unshift(word: str) -> str:\n"
+            '    """Undo shift(word, 3)."""\n'
+        ),
+        "canonical_solution": "    return shift(word, -3)\n",
+        "test": (
+            "def check(candidate):\n    for word in ['abc', 'xyz', 'hello']:\n"
+            "        assert candidate(shift(word, 3)) == word\n"
+        ),
+        "entry_point": "unshift",
+    }
+    source = load_humaneval(write_jsonl(tmp_path / "he.jsonl", [row]))
+    assert "def unshift" not in CodeTests.from_answer(source[0].answer).preamble
+    run_oracle_and_junk(source)
+    env = CodeEnv(source)
+    env.reset(options={"task_index": 0})
+    assert env.step("```python\ndef unshift(word):\n    return shift(word, 23)\n```")[1] == 1.0
+    env.close()
+
+
+def test_sanitized_mbpp_test_imports_reach_the_tests(tmp_path):
+    row = {
+        "task_id": 902,
+        "prompt": "Write a function for the area of a circle of radius r.",
+        "code": "import math\ndef circle_area(r):\n    return math.pi * r * r",
+        "test_imports": ["import math"],
+        "test_list": ["assert math.isclose(circle_area(2), 12.566, rel_tol=0.001)"],
+    }
+    run_oracle_and_junk(
+        load_mbpp(write_jsonl(tmp_path / "s.jsonl", [row]), fields={"prompt": "prompt"})
+    )
 
 
 def test_load_mbpp_jsonl(tmp_path):

@@ -21,6 +21,12 @@ def local_available() -> tuple[bool, str]:
     return isolation.complete, "; ".join(isolation.problems)
 
 
+def require_local_sandbox() -> None:
+    """Skip locally, fail in CI (.ci/setup-system.sh installs it) without the local sandbox."""
+    available, why = local_available()
+    require_service("bubblewrap + cgroups", available and shutil.which("bwrap") is not None, why)
+
+
 def docker_available() -> tuple[bool, str]:
     try:
         from rlvr.sandboxes.image import docker_client
@@ -35,8 +41,7 @@ def docker_available() -> tuple[bool, str]:
 
 @pytest.fixture(scope="session")
 def local_executor():
-    available, why = local_available()
-    require_service("bubblewrap + cgroups", available and shutil.which("bwrap") is not None, why)
+    require_local_sandbox()
     executor = get_executor("local", workers=2, shared=False)
     executor.warm_up()
     yield executor

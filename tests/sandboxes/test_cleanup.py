@@ -24,6 +24,7 @@ code = "import os, time\\nif os.fork() == 0:\\n    os.setsid()\\ntime.sleep(120)
 job = executor.submit(ExecRequest(code=code, limits=Limits(wall_time=120)))
 time.sleep(1.0)
 print("running", flush=True)
+sys.stdin.readline()  # the test counts our processes first
 if ending == "exit":
     sys.exit(0)  # atexit closes the pool
 time.sleep(120)  # waits for SIGKILL
@@ -63,11 +64,20 @@ def owned_containers(owner: int) -> list:
 def start_script(backend: str, ending: str) -> subprocess.Popen:
     process = subprocess.Popen(
         [sys.executable, "-c", SCRIPT, backend, ending],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
     assert process.stdout.readline().strip() == "running"
     return process
+
+
+def end(process: subprocess.Popen, ending: str) -> None:
+    if ending == "sigkill":
+        process.send_signal(signal.SIGKILL)
+    else:
+        process.stdin.write("exit\n")
+        process.stdin.flush()
 
 
 def wait_until(condition, timeout: float) -> bool:
@@ -84,8 +94,7 @@ def wait_until(condition, timeout: float) -> bool:
 def test_no_orphan_processes_after_interpreter_exit(local_executor, ending):
     process = start_script("local", ending)
     assert len(sandbox_processes(process.pid)) >= 4  # two workers and the running program
-    if ending == "sigkill":
-        process.send_signal(signal.SIGKILL)
+    end(process, ending)
     process.wait(timeout=30)
     assert wait_until(lambda: not sandbox_processes(process.pid), 10), sandbox_processes(
         process.pid
@@ -98,8 +107,7 @@ def test_no_orphan_processes_after_interpreter_exit(local_executor, ending):
 def test_no_orphan_containers_after_interpreter_exit(docker_executor, ending):
     process = start_script("docker", ending)
     assert len(owned_containers(process.pid)) == 2
-    if ending == "sigkill":
-        process.send_signal(signal.SIGKILL)
+    end(process, ending)
     process.wait(timeout=60)
     # after SIGKILL the containers see their input close and remove themselves
     assert wait_until(lambda: not owned_containers(process.pid), 30)
@@ -119,3 +127,45 @@ def test_nothing_survives_a_timeout(local_executor):
     backend = local_executor._pool.backend
     # every worker is back to its two resident processes: bubblewrap and the zygote
     assert wait_until(lambda: all(len(c.pids()) == 2 for c in backend.cgroups.values()), 5)
+
+
+def test_cleaning_restores_the_roots_and_stops_at_its_deadline(tmp_path):
+    from rlvr.sandboxes import worker
+
+    root = tmp_path / "root"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "file").write_text("x")
+    for index in range(50):
+        (root / f"f{index}").touch()
+    assert worker.clean_paths([str(root)], deadline=time.monotonic() - 1) is False
+    assert any(root.iterdir())  # out of time: reported, so the worker is replaced
+    os.chmod(root, 0)
+    os.utime(root, (4e9, 4e9))
+    os.setxattr(root, "user.kept", b"secret")
+    assert worker.clean_paths([str(root)], {str(root): 0o750}) is True
+    assert not any(root.iterdir()) and root.stat().st_mode & 0o7777 == 0o750
+    assert os.listxattr(root) == [] and root.stat().st_atime < 4e9
+
+
+@pytest.mark.slow
+def test_a_run_leaving_millions_of_names_ends_on_time(local_executor):
+    # Removing them all would take longer than the host waits: the cleaners give up after their
+    # budget and the worker is replaced, so the run is still a timeout, not a sandbox error.
+    code = (
+        "import os, time\n"
+        "start = time.monotonic()\n"
+        "open('/tmp/0', 'w').close()\n"
+        "n = 0\n"
+        "while time.monotonic() - start < 2.5:\n"
+        "    for _ in range(1000):\n"
+        "        n += 1\n"
+        "        os.link('/tmp/0', f'/tmp/{n}')\n"
+        "time.sleep(60)\n"
+    )
+    started = time.monotonic()
+    result = local_executor.run(ExecRequest(code=code, limits=Limits(wall_time=3)))
+    assert result.status.value == "timeout" and not result.infra_error
+    assert time.monotonic() - started < 3 + 4
+    look = ExecRequest(code="import os\nprint(os.listdir('/tmp'))")
+    for _ in range(2):
+        assert local_executor.run(look).stdout_text == "['work']\n"

@@ -17,9 +17,14 @@ from rlvr.sandboxes import (
     seccomp,
 )
 from rlvr.sandboxes.worker import FrameError, FrameReader, encode_frame
-from tests.sandboxes.conftest import local_available
+from tests.sandboxes.conftest import require_local_sandbox
 
-needs_local = pytest.mark.skipif(not local_available()[0], reason="needs the local sandbox")
+needs_local = pytest.mark.usefixtures("local_sandbox")
+
+
+@pytest.fixture
+def local_sandbox():
+    require_local_sandbox()
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 import pytest
 
@@ -255,17 +256,19 @@ def test_the_program_is_not_root(executor):
     assert int(capabilities, 16) == 0
 
 
-def test_keyrings_and_ptrace_are_denied(executor):
+def test_keyrings_io_uring_and_ptrace_are_denied(executor):
     code = (
         "import ctypes, os\n"
         "libc = ctypes.CDLL(None, use_errno=True)\n"
         "key = libc.syscall(248, b'user', b'k', b'v', 1, -2)\n"  # add_key (x86_64)
         "print(key == -1)\n"
+        "ring = libc.syscall(425, 4, ctypes.create_string_buffer(120))\n"  # io_uring_setup
+        "print(ring == -1 and ctypes.get_errno() == 1)\n"
         "print(os.access('/proc/1/fd', os.R_OK), os.access('/proc/1/mem', os.R_OK))\n"
     )
     if os.uname().machine != "x86_64":
         pytest.skip("syscall numbers of this test are x86_64's")
-    assert run(executor, code).stdout_text == "True\nFalse False\n"
+    assert run(executor, code).stdout_text == "True\nTrue\nFalse False\n"
 
 
 def test_processes_left_in_the_background_are_killed(executor):
@@ -294,3 +297,70 @@ def test_the_program_cannot_kill_or_stop_the_sandbox(executor):
     )
     assert run(executor, code).ok
     assert run(executor, "print(1)").ok
+
+
+def test_a_run_leaves_no_state_on_the_writable_roots(executor):
+    # In bubblewrap /tmp and /dev/shm belong to the sandbox user: a run can chmod them (the next
+    # run could not use them) or hide data in their extended attributes and times.
+    look = (
+        "import os\n"
+        "for root in ('/tmp', '/dev/shm'):\n"
+        "    info = os.stat(root)\n"
+        "    print(root, oct(info.st_mode), os.listxattr(root), info.st_atime < 4e9,\n"
+        "          sorted(os.listdir(root)))\n"
+    )
+    before = run(executor, look).stdout_text
+    leave = (
+        "import os\n"
+        "open('/dev/shm/kept', 'w').write('secret')\n"
+        "for root in ('/tmp', '/dev/shm'):\n"
+        "    for attempt in (lambda: os.setxattr(root, 'user.kept', b'secret'),\n"
+        "                    lambda: os.utime(root, (4e9, 4e9)), lambda: os.chmod(root, 0)):\n"
+        "        try:\n"
+        "            attempt()\n"
+        "        except OSError:\n"  # Docker's roots belong to root: refused there
+        "            pass\n"
+    )
+    assert run(executor, leave).ok
+    for _ in range(3):  # whichever worker takes the run
+        assert run(executor, look).stdout_text == before
+
+
+def live_workers(executor) -> int:
+    """Worker processes (local) or containers (docker) of the executor's pool still running."""
+    backend = executor._pool.backend
+    if backend.name == "docker":
+        from rlvr.sandboxes.containers import OWNER_LABEL
+
+        label = f"{OWNER_LABEL}={backend.tag}"
+        return len(backend.client().api.containers(filters={"label": label}))
+    names = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cgroup") as handle:
+                cgroups = handle.read()
+        except OSError:
+            continue
+        for line in cgroups.splitlines():
+            name = line.rpartition("/")[2]
+            if name.startswith(f"{backend.tag}-w"):
+                names.add(name)
+    return len(names)
+
+
+def test_a_worker_that_cannot_be_reused_is_killed(executor):
+    # Killing the supervisor leaves the worker unfit for another run: the pool must replace it
+    # and kill it, not just forget it (a process or container per such run would pile up).
+    for _ in range(3):
+        result = run(executor, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)")
+        assert result.status is ProgramStatus.FAILED
+    deadline = time.monotonic() + 15
+    while live_workers(executor) > executor.workers and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert live_workers(executor) <= executor.workers
+
+
+def test_returned_files_that_are_not_files_are_skipped(executor):
+    code = "import os\nos.mkdir('out.txt')\nos.mkfifo('pipe.txt')\nopen('ok.txt', 'w').write('ok')"
+    result = run(executor, code, return_files=["out.txt", "pipe.txt", "ok.txt"])
+    assert result.ok and result.files == {"ok.txt": b"ok"}

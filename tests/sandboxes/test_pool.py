@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import signal
 import threading
 import time
@@ -13,9 +14,12 @@ import pytest
 
 from rlvr.sandboxes import ExecRequest, Executor, Limits, SandboxClosed, get_executor
 from rlvr.sandboxes.errors import SandboxConfigError
-from tests.sandboxes.conftest import local_available
+from tests.sandboxes.conftest import require_local_sandbox
 
-pytestmark = pytest.mark.skipif(not local_available()[0], reason="needs the local sandbox")
+
+@pytest.fixture(autouse=True)
+def _local_sandbox():
+    require_local_sandbox()
 
 
 @pytest.fixture(scope="module")
@@ -206,3 +210,48 @@ def _alive(pid: int) -> bool:
             return handle.read().rpartition(")")[2].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_cancelling_a_clients_only_queued_job_keeps_every_slot_serving(single):
+    busy = single.submit(ExecRequest(code="import time; time.sleep(0.5)"))
+    while busy.state == "queued":
+        time.sleep(0.01)
+    dropped = single.submit(ExecRequest(code="print('dropped')"))
+    dropped.cancel()  # the client's queue is now empty
+    later = [single.submit(ExecRequest(code=f"print({i})")) for i in range(2)]
+    assert busy.future.result(timeout=20).ok
+    assert [job.future.result(timeout=20).stdout_text for job in later] == ["0\n", "1\n"]
+    # the slot's thread is still serving (a crashed one would leave this job queued forever)
+    assert single.submit(ExecRequest(code="print('served')")).future.result(timeout=20).ok
+
+
+def test_cancelling_running_jobs_never_disturbs_other_runs(caplog):
+    # Cancelling kills the worker from the cancelling thread while the slot's thread reads it:
+    # the reader must never find its descriptors closed under it (a reused descriptor would
+    # hand it another worker's bytes).
+    executor = get_executor("local", workers=2, shared=False)
+    executor.warm_up()
+    stop = time.monotonic() + 3
+    results = []
+
+    def run_normally():
+        while time.monotonic() < stop:
+            results.append(executor.run(ExecRequest(code="print('x' * 1000)")))
+
+    def cancel_runs():
+        rng = random.Random(0)
+        slow = ExecRequest(code="import time\nprint('y' * 10**5)\ntime.sleep(5)")
+        while time.monotonic() < stop:
+            job = executor.submit(slow)
+            time.sleep(rng.uniform(0, 0.03))
+            job.cancel()
+
+    threads = [threading.Thread(target=target) for target in (run_normally, cancel_runs) * 2]
+    with caplog.at_level("WARNING", logger="rlvr.sandboxes"):
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    executor.close()
+    assert results and all(r.ok and r.stdout_text == "x" * 1000 + "\n" for r in results)
+    assert not [record for record in caplog.records if record.exc_info]

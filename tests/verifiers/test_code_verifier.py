@@ -22,9 +22,8 @@ from rlvr.verifiers.code import (
     extract_code,
 )
 from rlvr.verifiers.errors import TaskFormatError, VerifierConfigError
-from tests.sandboxes.conftest import local_available
-
-needs_sandbox = pytest.mark.skipif(not local_available()[0], reason="needs the local sandbox")
+from tests.conftest import require_service
+from tests.sandboxes.conftest import docker_available, require_local_sandbox
 
 # --- extraction ---------------------------------------------------------------------------------
 
@@ -144,6 +143,7 @@ CHECK = Task(
         "add",
         check=(
             "def check(candidate):\n"
+            "    import fractions\n"  # real tests import modules: they must come from /usr
             "    assert candidate(2, 3) == 5\n"
             "    assert candidate(-1, 1) == 0\n"
             "    assert candidate(10**20, 1) == 10**20 + 1\n"
@@ -161,15 +161,28 @@ ASSERTS = Task(
     CodeTests(
         "add",
         asserts=(
-            "assert add(2, 3) == 5",
+            "assert add(2, 3) == statistics.median([5])",
             "assert add(-1, 1) == 0",
             "assert add(10**20, 1) == 10**20 + 1",
         ),
+        setup="import statistics",
     ).to_answer(),
 )
 GOOD = (
     "```python\ndef add(a, b):\n    if not isinstance(a, int):\n"
     "        raise TypeError('ints')\n    return a + b\n```"
+)
+
+# A module that writes a passing report to every descriptor and exits, wherever it is imported.
+FORGED_REPORT_MODULE = (
+    "import json, os\n"
+    "report = {'load_error': None, 'tests': [{'passed': True}] * 10, 'results': []}\n"
+    "for fd in range(3, 64):\n"
+    "    try:\n"
+    "        os.write(fd, json.dumps(report).encode())\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "os._exit(0)\n"
 )
 
 HACKS = {
@@ -225,11 +238,17 @@ HACKS = {
     "kill the harness": (
         "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\ndef add(a, b):\n    return a + b"
     ),
-    "kill every process": (
-        "import os, signal\nfor pid in range(1, 100):\n    try: os.kill(pid, signal.SIGKILL)\n"
+    "kill every process": (  # every pid there is (after many runs they are past 100)
+        "import os, signal\nfor pid in filter(str.isdigit, os.listdir('/proc')):\n"
+        "    try: os.kill(int(pid), signal.SIGKILL) if int(pid) != os.getpid() else None\n"
         "    except OSError: pass\ndef add(a, b):\n    return a + b"
     ),
     "use up the time": "def add(a, b):\n    while True:\n        pass",
+    "shadow the modules the tests import": (
+        "for name in ('fractions', 'statistics', 'copy', 'random', 'decimal', 'traceback'):\n"
+        f"    open(name + '.py', 'w').write({FORGED_REPORT_MODULE!r})\n"
+        "def add(a, b):\n    return 0"
+    ),
     "stop the harness": (
         "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\ndef add(a, b):\n    return a + b"
     ),
@@ -239,11 +258,26 @@ HACKS = {
 
 @pytest.fixture(scope="module")
 def verifier():
-    if not local_available()[0]:
-        pytest.skip("needs the local sandbox")
+    require_local_sandbox()
     verifier = UnitTestVerifier(UnitTestConfig(timeout=4, test_timeout=1.5))
     yield verifier
     verifier.close()
+
+
+@pytest.fixture(scope="module")
+def docker_verifier():
+    available, why = docker_available()
+    require_service("docker", available, why)
+    executor = get_executor("docker", workers=2, shared=False)
+    executor.warm_up()
+    yield UnitTestVerifier(UnitTestConfig(timeout=4, test_timeout=1.5), executor=executor)
+    executor.close()
+
+
+@pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
+def any_verifier(request):
+    """The verifier on each backend: reward hacks must fail on both."""
+    return request.getfixturevalue("verifier" if request.param == "local" else "docker_verifier")
 
 
 @pytest.mark.parametrize("task", [CASES, CHECK, ASSERTS], ids=lambda t: t.id)
@@ -255,8 +289,8 @@ def test_a_correct_solution_scores_one(verifier, task):
 
 @pytest.mark.parametrize("task", [CASES, CHECK, ASSERTS], ids=lambda t: t.id)
 @pytest.mark.parametrize("hack", sorted(HACKS))
-def test_reward_hacks_score_zero(verifier, task, hack):
-    verdict = verifier.verify(f"```python\n{HACKS[hack]}\n```", task)
+def test_reward_hacks_score_zero(any_verifier, task, hack):
+    verdict = any_verifier.verify(f"```python\n{HACKS[hack]}\n```", task)
     assert verdict.status is Status.INCORRECT, verdict.details
     assert verdict.score == 0.0 and not verdict.infra_error
 
@@ -305,3 +339,148 @@ def test_a_broken_sandbox_is_an_infrastructure_error_not_a_zero():
     missing = UnitTestVerifier(backend_options={"bwrap": "/nonexistent/bwrap"})
     verdict = missing.verify(GOOD, CASES)
     assert verdict.infra_error and "bubblewrap" in verdict.details
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ["def f():\n    return " + "-" * 100_000 + "1", "def f():\n    return 1" + " + 1" * 100_000],
+    ids=["deep unary", "long sum"],
+)
+def test_replies_too_deep_to_parse_are_unparsable_not_a_crash(reply):
+    assert extract_code(reply, "f") is None
+
+
+def test_ints_too_long_for_decimal_round_trip():
+    big = -(3**20_000)
+    assert decode_value(encode_value(big)) == big
+    assert "$int" in encode_value([big])[0]
+
+
+# --- exceptions ----------------------------------------------------------------------------------
+
+RAISES_CASES = Task(
+    "raises-cases",
+    "add, KeyError for non-ints",
+    CodeTests(
+        "add", cases=(CallCase((2, 3), expected=5), CallCase(("a", 1), raises="KeyError"))
+    ).to_answer(),
+)
+RAISES_CHECK = Task(
+    "raises-check",
+    "add, KeyError for non-ints",
+    CodeTests(
+        "add",
+        check=(
+            "def check(candidate):\n    assert candidate(2, 3) == 5\n    try:\n"
+            "        candidate('a', 1)\n    except KeyError:\n        return\n"
+            "    raise AssertionError('no KeyError')\n"
+        ),
+    ).to_answer(),
+)
+RAISING = (
+    "class {bases}:\n    pass\n"
+    "def add(a, b):\n    if type(a) is not int:\n        raise E('a')\n    return a + b"
+)
+
+
+@pytest.mark.parametrize("task", [RAISES_CASES, RAISES_CHECK], ids=lambda t: t.id)
+def test_an_exception_counts_as_its_one_builtin_class(verifier, task):
+    subclass = verifier.verify(f"```python\n{RAISING.format(bases='E(KeyError)')}\n```", task)
+    assert subclass.status is Status.CORRECT, subclass.details  # `except KeyError` catches it
+    # an exception that is a KeyError, a ValueError and a TypeError at once matches nothing
+    every = RAISING.format(bases="E(KeyError, ValueError, TypeError, ZeroDivisionError)")
+    assert verifier.verify(f"```python\n{every}\n```", task).status is Status.INCORRECT
+
+
+def test_stop_iteration_cannot_end_a_test_early(verifier):
+    task = Task(
+        "map-asserts",
+        "add",
+        CodeTests(
+            "add",
+            asserts=("assert all(map(lambda p: add(*p[0]) == p[1], [((2, 3), 5), ((1, 1), 2)]))",),
+        ).to_answer(),
+    )
+    assert verifier.verify(GOOD, task).status is Status.CORRECT
+    stop = verifier.verify("```python\ndef add(a, b):\n    raise StopIteration\n```", task)
+    assert stop.status is Status.INCORRECT, stop.details
+
+
+# A solution that answers its first call with a reply nested ~950 levels deep, written straight
+# onto its socket: the host must not hit its recursion limit reading it.
+DEEP_REPLY = (
+    "import os, struct\n"
+    "def add(a, b):\n"
+    "    deep = '[' * 950 + ']' * 950\n"
+    '    for body in (\'{"value": %s}\' % deep, \'{"error": "E", "message": %s}\' % deep):\n'
+    "        message = body.encode()\n"
+    "        for fd in range(3, 16):\n"
+    "            try:\n"
+    "                os.write(fd, struct.pack('>I', len(message)) + message)\n"
+    "            except OSError:\n"
+    "                pass\n"
+    "    os._exit(0)\n"
+)
+
+
+def test_a_forged_deep_reply_is_a_failure_not_a_host_crash(verifier):
+    def from_deep_stack(depth):  # a trainer calls verify() with many frames below it
+        return from_deep_stack(depth - 1) if depth else verifier.verify(reply, CASES)
+
+    reply = f"```python\n{DEEP_REPLY}\n```"
+    verdict = from_deep_stack(150)
+    assert verdict.status is Status.INCORRECT and not verdict.infra_error
+
+
+BIG = math.factorial(2000)  # 5736 digits: more than Python prints or parses in decimal
+BIG_TASKS = [
+    Task("big-cases", "f", CodeTests("f", cases=(CallCase((2000,), expected=BIG),)).to_answer()),
+    Task(
+        "big-check",
+        "f",
+        CodeTests(
+            "f", check="import math\ndef check(c):\n    assert c(2000) == math.factorial(2000)"
+        ).to_answer(),
+    ),
+    Task(
+        "big-asserts",
+        "f",
+        CodeTests(
+            "f", setup="import math", asserts=("assert f(2000) == math.factorial(2000)",)
+        ).to_answer(),
+    ),
+    Task(
+        "long-list",  # about 1.3 MB of report: more than the sandbox's default output cap
+        "f",
+        CodeTests("f", cases=(CallCase((-200_000,), expected=list(range(200_000))),)).to_answer(),
+    ),
+]
+
+
+@pytest.mark.parametrize("task", BIG_TASKS, ids=lambda t: t.id)
+def test_correct_code_with_big_values_passes(verifier, task):
+    code = "import math\ndef f(n):\n    return math.factorial(n) if n > 0 else list(range(-n))"
+    verdict = verifier.verify(f"```python\n{code}\n```", task)
+    assert verdict.status is Status.CORRECT, verdict.details
+    wrong = verifier.verify("```python\ndef f(n):\n    return 3 ** 20000\n```", task)
+    assert wrong.status is Status.INCORRECT
+    if "cases" in task.answer:  # feedback shows what was returned, even an int too long to print
+        assert "too large to show" in wrong.details
+
+
+def test_errors_of_the_test_code_do_not_quote_the_gold(verifier):
+    task = Task(
+        "raising-check",
+        "add",
+        CodeTests(
+            "add",
+            check=(
+                "def check(candidate):\n    got = candidate(2, 3)\n    if got != 5:\n"
+                "        raise ValueError(f'add(2, 3) should be 5, not {got}')\n"
+            ),
+        ).to_answer(),
+    )
+    wrong = verifier.verify("```python\ndef add(a, b):\n    return 6\n```", task)
+    assert "ValueError" in wrong.details and "should be 5" not in wrong.details
+    own = verifier.verify("```python\ndef add(a, b):\n    raise ValueError('mine')\n```", task)
+    assert "ValueError: mine" in own.details  # the code's own exception is shown in full

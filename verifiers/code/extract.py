@@ -43,7 +43,7 @@ def extract_code(reply: str, entry_point: str | None = None) -> str | None:
     code = reply.strip("\n")
     try:
         ast.parse(code)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):  # deep nesting: not code
         return None
     if entry_point and not defines(code, entry_point):
         return None

@@ -46,6 +46,9 @@ BOOTSTRAP = (
 )
 MAX_MESSAGE = 16 << 20
 MAX_DEPTH = 100
+# Python refuses to print or parse ints of more than 4300 decimal digits (sys.int_info); bigger
+# ones travel in hex, which has no such limit.
+BIG_INT_BITS = 10_000
 
 # --- plain data ---------------------------------------------------------------------------------
 
@@ -59,12 +62,15 @@ def encode_value(value, depth=0):
     """A JSON-compatible form of `value` that records exact types; rejects anything else.
 
     Lists are JSON arrays, dicts with str keys not starting with "$" are JSON objects; tuples,
-    sets, frozensets, bytes, other dicts and non-finite floats are one-key objects
-    (`{"$tuple": [...]}`). Subclasses of the builtin types are rejected.
+    sets, frozensets, bytes, other dicts, non-finite floats and ints of more than BIG_INT_BITS
+    bits are one-key objects (`{"$tuple": [...]}`, `{"$int": "0x..."}`). Subclasses of the
+    builtin types are rejected.
     """
     if depth > MAX_DEPTH:
         raise NotPlainData("the value is nested too deeply")
     kind = type(value)
+    if kind is int and value.bit_length() > BIG_INT_BITS:
+        return {"$int": hex(value)}
     if value is None or kind is bool or kind is int or kind is str:
         return value
     if kind is float:
@@ -96,7 +102,7 @@ def encode_value(value, depth=0):
     )
 
 
-_TAGS = ("$float", "$tuple", "$set", "$frozenset", "$bytes", "$dict")
+_TAGS = ("$float", "$int", "$tuple", "$set", "$frozenset", "$bytes", "$dict")
 
 
 def decode_value(data, depth=0):
@@ -128,6 +134,10 @@ def _decode_tagged(tag, body, depth):
         if body not in ("nan", "inf", "-inf"):
             raise ValueError(f"bad $float {body!r}")
         return float(body)
+    if tag == "$int":
+        if type(body) is not str:
+            raise ValueError("$int needs hex text")
+        return int(body, 16)
     if tag == "$bytes":
         if type(body) is not str:
             raise ValueError("$bytes needs base64 text")
@@ -176,6 +186,23 @@ def send_message(sock, payload):
     sock.sendall(struct.pack(">I", len(data)) + data)
 
 
+def builtin_exception_class(names):
+    """The most derived builtin exception class of a raised exception, from `names` (the builtin
+    classes of its MRO, most derived first, as `serve` reports them), or None.
+
+    None unless `names` is exactly that class's own chain: an exception deriving from several
+    builtin exceptions at once (a KeyError that is also a ValueError and a TypeError) would
+    otherwise match any expected exception.
+    """
+    if type(names) is not list or not names or type(names[0]) is not str:
+        return None
+    cls = getattr(builtins, names[0], None)
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+        return None
+    chain = [base.__name__ for base in cls.__mro__ if base.__module__ == "builtins"]
+    return cls if names == chain else None
+
+
 class ChannelClosed(Exception):
     pass
 
@@ -187,7 +214,11 @@ def receive_message(sock, timeout=None):
     (size,) = struct.unpack(">I", head)
     if size > MAX_MESSAGE:
         raise ValueError(f"message of {size} bytes is too large")
-    return json.loads(_receive_exact(sock, size, deadline).decode("utf-8"))
+    data = _receive_exact(sock, size, deadline)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except RecursionError:  # nested too deeply to be a value we would accept
+        raise ValueError("message nested too deeply") from None
 
 
 def _receive_exact(sock, size, deadline):
@@ -235,8 +266,8 @@ def serve(fd, entry_point, preamble):
         kwargs = decode_value(message["kwargs"])
         try:
             result = {"value": encode_value(function(*args, **kwargs))}
-        except NotPlainData as exc:
-            result = {"error": "TypeError", "names": ["TypeError"], "message": str(exc)}
+        except NotPlainData as exc:  # not an exception the code raised: matches no expected one
+            result = {"error": "NotPlainData", "names": [], "message": str(exc)}
         except BaseException as exc:
             names = [cls.__name__ for cls in type(exc).__mro__ if cls.__module__ == "builtins"]
             result = {"error": type(exc).__name__, "names": names, "message": str(exc)[:500]}
@@ -363,16 +394,45 @@ def _open_fds():
         return list(range(3, 1024))
 
 
+# Raised into test code, these would end a `map` or a `for` loop early instead of failing it.
+_NOT_REBUILT = (StopIteration, StopAsyncIteration)
+
+
 def rebuild_exception(reply):
-    """The solution's exception, as a fresh builtin exception the test code can catch."""
+    """The solution's exception as a fresh instance of its most derived builtin class (a
+    `class MyError(KeyError)` is caught by `except KeyError`), which test code can catch."""
     name, message = str(reply.get("error")), str(reply.get("message", ""))
-    cls = getattr(builtins, name, None)
-    if isinstance(cls, type) and issubclass(cls, Exception) and cls.__module__ == "builtins":
+    cls = builtin_exception_class(reply.get("names"))
+    exc = None
+    if cls is not None and issubclass(cls, Exception) and not issubclass(cls, _NOT_REBUILT):
+        with contextlib.suppress(TypeError):  # e.g. UnicodeDecodeError needs more arguments
+            exc = cls(message)
+    if exc is None:
+        exc = SolutionError(f"{name}: {message}")
+    exc.raised_by_solution = True
+    return exc
+
+
+def clean_reply(reply):
+    """What the host gets of a server's reply: checked, bounded, and nothing else.
+
+    The server is untrusted; its reply is relayed to the host in `cases` mode, so it must be
+    exactly `{"value": v}` with `v` decodable, or `{"error", "names", "message"}` strings.
+    """
+    if type(reply) is dict and "value" in reply:
         try:
-            return cls(message)
-        except TypeError:
-            pass
-    return SolutionError(f"{name}: {message}")
+            decode_value(reply["value"])
+        except (ValueError, TypeError, RecursionError):
+            return {"crash": "the solution sent an invalid value"}
+        return {"value": reply["value"]}
+    if type(reply) is dict and "error" in reply:
+        names = reply.get("names")
+        return {
+            "error": _short(reply["error"], 200),
+            "names": names if builtin_exception_class(names) is not None else [],
+            "message": _short(reply.get("message"), 500),
+        }
+    return {"crash": "the solution sent an invalid reply"}
 
 
 def make_proxy(holder):
@@ -387,6 +447,10 @@ def make_proxy(holder):
         raise rebuild_exception(reply)
 
     return candidate
+
+
+def _short(text, limit):
+    return text[:limit] if type(text) is str else ""
 
 
 def run_cases(spec, holder):
@@ -404,9 +468,7 @@ def run_cases(spec, holder):
             timeout = "timed out" in str(exc)
             results.append({"timeout": True} if timeout else {"crash": str(exc)})
             continue
-        if "value" not in reply and "error" not in reply:
-            reply = {"crash": "the solution sent an invalid reply"}
-        results.append(reply)
+        results.append(clean_reply(reply))
     return {"results": results}
 
 
@@ -435,6 +497,7 @@ def run_test_code(spec, holder):
             continue
         server = holder["server"]
         del server.calls[:]
+        by_tests = False  # an error of the test code itself, which may quote expected values
         try:
             test()
             passed, error = server.broken is None, server.broken
@@ -442,9 +505,11 @@ def run_test_code(spec, holder):
             passed, error = False, str(exc)
         except BaseException as exc:
             passed, error = False, describe_exception(exc) or type(exc).__name__
+            by_tests = not getattr(exc, "raised_by_solution", False)
         outcome = {"passed": bool(passed), "test": source[:500]}
         if not passed:
             outcome["error"] = (error or "failed")[:1000]
+            outcome["by_tests"] = by_tests
             if server.calls:
                 outcome["last_call"] = server.calls[-1]
         outcomes.append(outcome)
@@ -473,7 +538,24 @@ def set_not_dumpable():
         pass
 
 
+def import_only_from_read_only_paths():
+    """Drop the working directory (and any other writable place) from our import path.
+
+    The solution can write files next to it; with the working directory on `sys.path`, a
+    `copy.py` it leaves there would run inside this trusted process as soon as the test code
+    says `import copy`, and could write a forged report.
+    """
+    cwd = os.path.realpath(os.getcwd())
+    sys.path[:] = [
+        path
+        for path in sys.path
+        if path not in ("", ".") and os.path.realpath(path) != cwd and not os.access(path, os.W_OK)
+    ]
+    sys.path_importer_cache.clear()
+
+
 def run():
+    import_only_from_read_only_paths()
     set_not_dumpable()
     report_fd = os.dup(1)  # only we hold the report channel; fd 1 becomes stderr for everyone
     os.dup2(2, 1)

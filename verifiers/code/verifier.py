@@ -25,6 +25,7 @@ from rlvr.verifiers.code.harness import (
     BOOTSTRAP,
     HARNESS_FILE,
     SOLUTION_FILE,
+    builtin_exception_class,
     decode_value,
 )
 from rlvr.verifiers.code.spec import CallCase, CodeTests
@@ -36,6 +37,10 @@ logger = logging.getLogger(__name__)
 HARNESS_SOURCE = (Path(__file__).parent / "harness.py").read_text(encoding="utf-8")
 SCORING = ("all", "fraction")
 FEEDBACK_OUTPUT = 1500  # characters of the solution's own output shown in feedback
+# Output of a run: the report (every returned value) and the code's own prints. The sandbox's
+# 1 MiB default fails correct code that returns a list of 200,000 ints; more than this would let
+# one reply hold hundreds of MB of the host's memory once parsed.
+RUN_OUTPUT = 8 * MiB
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,7 @@ class UnitTestConfig:
             raise VerifierConfigError("test_timeout cannot exceed timeout")
 
     def limits(self) -> Limits:
-        return Limits(wall_time=self.timeout, memory=self.memory)
+        return Limits(wall_time=self.timeout, memory=self.memory, output=RUN_OUTPUT)
 
 
 class UnitTestVerifier:
@@ -188,7 +193,7 @@ def _report(result: ExecResult) -> dict | None:
         return None
     try:
         report = json.loads(result.stdout)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return report if isinstance(report, dict) else None
 
@@ -208,8 +213,8 @@ def _judge_case(case: CallCase, reply: Any, reveal: bool) -> tuple[bool, str]:
     if "crash" in reply:
         return False, f"crashed ({_text(reply['crash'])})"
     if "error" in reply:
-        names = reply.get("names") if isinstance(reply.get("names"), list) else []
-        if case.raises is not None and case.raises in names:
+        names = reply.get("names")
+        if case.raises is not None and builtin_exception_class(names) and case.raises in names:
             return True, ""
         return False, f"raised {_text(reply['error'])}: {_text(reply.get('message', ''))}"
     if "value" not in reply:
@@ -237,10 +242,9 @@ def _test_failure(test: Any, entry_point: str, reveal: bool) -> str:
     error = _text(test.get("error"), 500)
     if reveal:
         text = f"`{_text(test.get('test'), 300)}` failed: {error}"
-    else:  # the assert's text and message may hold the expected value
-        text = "a test failed: " + (
-            "AssertionError" if error.startswith("AssertionError") else error
-        )
+    else:  # the test code's own errors (a failed assert, its message) may quote expected values
+        hide = test.get("by_tests") is not False or error.startswith("AssertionError")
+        text = "a test failed: " + (error.partition(":")[0] if hide else error)
     call = test.get("last_call")
     if isinstance(call, dict):
         try:
@@ -258,7 +262,10 @@ def _call(entry_point: str, case: CallCase) -> str:
 
 
 def _show(value: Any, limit: int = 200) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # e.g. an int too long to print in decimal
+        return f"<a {type(value).__name__} too large to show>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
