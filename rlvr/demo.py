@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 EASY_MATH = {"families": ["arithmetic"], "difficulty": 1}
+# Code runs in the local sandbox (bubblewrap + cgroups); skipped with the reason if unavailable.
+SANDBOX_SMOKE_TEST = "eval rlvr/Code-v0"
 
 
 def add_commands(subparsers: Any) -> None:
@@ -37,27 +39,37 @@ def add_commands(subparsers: Any) -> None:
 
 def demo_commands(out: Path, train_seconds: float, seed: int) -> list[list[str]]:
     """The `rlvr` command lines the demo runs, in order."""
-    tiny, trained = out / "tiny", out / "grpo"
-    db = ["--db", str(out / "leaderboard.sqlite")]
-    easy = json.dumps(EASY_MATH)
-    bench = ["bench", "--suite", "demo", "--no-progress", *db]
-    return [
-        ["tiny", "--env", "rlvr/Math-v0", "--kwargs", easy, "--target-accuracy", "0.35",
-         "--seed", str(seed), "--out", str(tiny)],
-        ["eval", "rlvr/Code-v0", "--agent", "oracle", "--episodes", "8", "--no-progress"],
-        ["eval", "rlvr/SQL-v0", "--agent", "oracle", "--episodes", "8", "--no-progress"],
-        [*bench, "--agent", f"hf:{tiny}", "--name", "tiny, warm start"],
-        ["train", "--env", "rlvr/Math-v0", "--kwargs", easy, "--model", str(tiny),
-         "--algo", "grpo", "--lr", "2e-4", "--prompts", "16", "--group-size", "8",
-         "--max-new-tokens", "16", "--steps", "100000", "--time-budget", str(train_seconds),
-         "--eval-every", "20", "--eval-episodes", "100", "--threads", "2",
-         "--seed", str(seed), "--out", str(trained)],
-        [*bench, "--agent", f"hf:{trained / 'final'}", "--name", "tiny, warm start + GRPO"],
-        [*bench, "--agent", "oracle"],
-        [*bench, "--agent", "random"],
-        ["leaderboard", "show", *db],
-        ["leaderboard", "html", str(out / "site"), *db],
+    tiny, trained = shlex.quote(str(out / "tiny")), shlex.quote(str(out / "grpo"))
+    final = shlex.quote(str(out / "grpo" / "final"))
+    site, db = shlex.quote(str(out / "site")), shlex.quote(str(out / "leaderboard.sqlite"))
+    easy = shlex.quote(json.dumps(EASY_MATH))
+    bench = f"bench --suite demo --no-progress --db {db}"
+    lines = [
+        f"tiny --env rlvr/Math-v0 --kwargs {easy} --target-accuracy 0.35 --seed {seed} "
+        f"--out {tiny}",
+        f"{SANDBOX_SMOKE_TEST} --agent oracle --episodes 8 --no-progress",
+        "eval rlvr/SQL-v0 --agent oracle --episodes 8 --no-progress",
+        f"{bench} --agent hf:{tiny} --name 'tiny, warm start'",
+        f"train --env rlvr/Math-v0 --kwargs {easy} --model {tiny} --algo grpo --lr 2e-4 "
+        f"--prompts 16 --group-size 8 --max-new-tokens 16 --steps 100000 "
+        f"--time-budget {train_seconds} --eval-every 20 --eval-episodes 100 --threads 2 "
+        f"--seed {seed} --out {trained}",
+        f"{bench} --agent hf:{final} --name 'tiny, warm start + GRPO'",
+        f"{bench} --agent oracle",
+        f"{bench} --agent random",
+        f"leaderboard show --db {db}",
+        f"leaderboard html {site} --db {db}",
     ]
+    return [shlex.split(line) for line in lines]
+
+
+def _sandbox_problem() -> str | None:
+    """Why the local sandbox cannot run here, or None when it works."""
+    from rlvr.sandboxes.doctor import check_local
+
+    report = check_local()
+    failed = [f"{check.name}: {check.detail}" for check in report.checks if not check.ok]
+    return "; ".join(failed) if failed else None
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -68,6 +80,14 @@ def run_demo(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     for argv in demo_commands(out, args.train_seconds, args.seed):
         print(f"\n$ rlvr {shlex.join(argv)}", flush=True)
+        if shlex.join(argv).startswith(SANDBOX_SMOKE_TEST):
+            problem = _sandbox_problem()
+            if problem is not None:
+                print(
+                    f"skipped: the local sandbox cannot run here ({problem}); see "
+                    "`rlvr sandbox doctor` (bubblewrap from apt; cgroups need root)"
+                )
+                continue
         status = main(argv)
         if status != 0:
             print(f"\nthe demo stopped: `rlvr {argv[0]}` exited with {status}")

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The main job from README.md: set up .venv and run `rlvr demo` (tiny model, GRPO on CPU,
+# leaderboard). As root it also installs bubblewrap for the local code sandbox; without it the
+# demo still runs and skips the sandbox step, saying why. Extra arguments go to `rlvr demo`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$(id -u)" -eq 0 ] && ! command -v bwrap >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null
+fi
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[agents]' -c .ci/constraints.txt
+exec .venv/bin/rlvr demo "$@"
