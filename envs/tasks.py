@@ -142,6 +142,11 @@ def _is_plain(value: Any) -> bool:
     return isinstance(value, (str, int, float, bool)) or value is None
 
 
+def _check_limit(limit: int | None) -> None:
+    if limit is not None and (not isinstance(limit, int) or limit < 1):
+        raise EnvConfigError(f"limit must be a positive int (or None for all rows), got {limit!r}")
+
+
 def load_jsonl(
     path: str | os.PathLike[str],
     *,
@@ -156,6 +161,7 @@ def load_jsonl(
     `answer_parser` turns the raw answer field into the gold (e.g. GSM8K's `#### 42`). Other plain
     columns go into each task's metadata. Any bad line raises `DatasetError` naming the line.
     """
+    _check_limit(limit)
     file = Path(path)
     if not file.is_file():
         raise DatasetError(f"{file}: no such file; pass the path of a .jsonl file")
@@ -204,6 +210,7 @@ def load_hf_dataset(
     written by `Dataset.save_to_disk`, or a local `.jsonl`/`.json`/`.csv`/`.parquet` file. Pin
     `revision` for reproducible hub loads.
     """
+    _check_limit(limit)
     try:
         import datasets
     except ImportError:

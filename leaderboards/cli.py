@@ -157,7 +157,7 @@ def run_reverify(args: argparse.Namespace) -> int:
                 for env, before in zip(new.envs, old.envs)
             )
             print(f"#{old.id} {old.name!r} re-judged as #{new.id}: {changes}")
-    except LeaderboardError as exc:
+    except (LeaderboardError, ValueError) as exc:
         return _fail(str(exc))
     return 0
 

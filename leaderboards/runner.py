@@ -154,6 +154,8 @@ def reverify(
         )
     if not result.traces:
         raise ReverifyError(f"result {result.id} has no traces to re-judge")
+    if parallel not in PARALLEL_MODES:
+        raise ValueError(f"parallel must be one of {PARALLEL_MODES}, got {parallel!r}")
     suite = result.suite
     suite.check_envs()
     mode = "serial" if parallel == "auto" and _episode_total(result) <= SHARD_EPISODES else parallel

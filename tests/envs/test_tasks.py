@@ -190,3 +190,13 @@ def test_list_source_and_task_validation():
         Task.from_dict({"prompt": "p", "answer": 1, "level": 3})
     with pytest.raises(TaskFormatError, match="prompt must be a str"):
         Task("id", None, 1)
+
+
+@pytest.mark.parametrize("limit", [0, -1, 1.5])
+def test_a_limit_must_be_a_positive_int(tmp_path, limit):
+    from rlvr.envs import EnvConfigError
+
+    file = write_jsonl(tmp_path / "t.jsonl", [{"prompt": "p", "answer": "1"}])
+    with pytest.raises(EnvConfigError, match="limit must be a positive int"):
+        load_jsonl(file, limit=limit)
+    assert len(load_jsonl(file, limit=1)) == 1

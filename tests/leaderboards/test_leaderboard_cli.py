@@ -49,6 +49,10 @@ def test_bench_errors_are_clear(tmp_path: Path, capsys) -> None:
     assert "rlvr/NotYet-v0 is not registered" in capsys.readouterr().err
     assert bench(db, write_toy_suite(tmp_path), "telepathy") == 1
     assert "unknown agent 'telepathy'" in capsys.readouterr().err
+    assert bench(db, write_toy_suite(tmp_path), "oracle") == 0
+    capsys.readouterr()
+    assert main(["bench", "reverify", "1", "--db", str(db), "--workers", "0"]) == 1
+    assert "workers" in capsys.readouterr().err  # a clear message, not a traceback
 
 
 def test_different_verifier_versions_are_refused_then_reverified(tmp_path: Path, capsys) -> None:
