@@ -14,6 +14,10 @@ from rlvr.verifiers.sql import Backend, SQLVerifier, SQLVerifierConfig, make_bac
 from rlvr.verifiers.types import Task
 
 DIALECT_NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL", "mysql": "MySQL"}
+# Settings of the procedural generator: meaningless (and refused) when `tasks=` replaces it.
+PROCEDURAL_OPTIONS = (
+    "split", "difficulty", "domains", "seed", "databases_per_domain", "twins", "sample_rows",
+)  # fmt: skip
 SYSTEM_PROMPT = "You are an expert data analyst who writes correct, efficient SQL."
 
 
@@ -122,11 +126,12 @@ class SQLEnv(VerifiableEnv):
     Terminates after the first reply.
 
     ## Arguments
-    `tasks` (a `SQLTasks`; default procedural), `backend` ("sqlite", "postgres", or a `Backend`
-    object you own and close), `config` (`SQLEnvConfig`) or its fields as keywords:
-    postgres_dsn, dialect, split, difficulty, domains, seed, databases_per_domain, twins,
-    sample_rows, timeout_s, max_rows, partial_credit, ignore_column_order, rel_tol. Also
-    `system_prompt`, `format_weight`, `render_mode`.
+    `tasks` (a `SQLTasks`; default procedural, configured by split, difficulty, domains, seed,
+    databases_per_domain, twins and sample_rows, which `tasks` refuses), `backend` ("sqlite",
+    "postgres", or a `Backend` object you own and close), `config` (`SQLEnvConfig`) or its
+    fields as keywords: postgres_dsn, dialect, split, difficulty, domains, seed,
+    databases_per_domain, twins, sample_rows, timeout_s, max_rows, partial_credit,
+    ignore_column_order, rel_tol. Also `system_prompt`, `format_weight`, `render_mode`.
 
     ## Version History
     - v0: initial release.
@@ -147,6 +152,13 @@ class SQLEnv(VerifiableEnv):
         if isinstance(backend, str):  # a backend by name is a config field
             options["backend"], backend = backend, None
         self.config = SQLEnvConfig.build(config, options)
+        clashing = [name for name in PROCEDURAL_OPTIONS if name in options]
+        if tasks is not None and clashing:
+            raise EnvConfigError(
+                f"{', '.join(clashing)} configure the procedural tasks, which tasks= replaces; "
+                "drop them (split and filter your own tasks before passing them; the loaders "
+                "take sample_rows)"
+            )
         if tasks is None:
             tasks = procedural_tasks(
                 split=self.config.split,

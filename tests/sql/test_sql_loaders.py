@@ -8,7 +8,7 @@ import sqlite3
 import gymnasium as gym
 import pytest
 
-from rlvr.envs import DatasetError
+from rlvr.envs import DatasetError, EnvConfigError
 from rlvr.envs.sqltasks import load_bird, load_spider, load_sql_jsonl
 from rlvr.verifiers.sql import SQLVerifier
 
@@ -83,6 +83,15 @@ def test_dataset_tasks_drive_the_env(spider):
     env.reset(options={"task_index": 0})
     assert env.step("SELECT 3")[1] == 0.0
     assert env.unwrapped.tasks is tasks
+
+
+def test_dataset_tasks_refuse_the_generator_settings(spider):
+    # Held-out evaluation adds split="test"; silently ignored, it would score the training tasks.
+    tasks = load_spider(spider / "dev.json", spider / "database")
+    for option in ({"split": "test"}, {"difficulty": 2}, {"sample_rows": 5}):
+        with pytest.raises(EnvConfigError, match=f"{next(iter(option))} configure the procedural"):
+            gym.make("rlvr/SQL-v0", tasks=tasks, **option)
+    gym.make("rlvr/SQL-v0", tasks=tasks, timeout_s=1.0).close()  # verifier settings still apply
 
 
 def test_bird_layout_with_evidence(tmp_path):
