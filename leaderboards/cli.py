@@ -10,7 +10,9 @@ from typing import Any
 def add_commands(subparsers: Any) -> None:
     db = argparse.ArgumentParser(add_help=False)
     db.add_argument(
-        "--db", help="result store (SQLite file); default $RLVR_LEADERBOARD_DB or ~/.local/share"
+        "--db",
+        help="result store (SQLite file); default $RLVR_LEADERBOARD_DB, else "
+        "~/.local/share/rlvr/leaderboard.sqlite (under $XDG_DATA_HOME if set)",
     )
     run = argparse.ArgumentParser(add_help=False)
     run.add_argument(

@@ -50,7 +50,7 @@ class GRPOConfig:
     """Hyperparameters of the GRPO learner."""
 
     lr: float = 1e-6
-    """AdamW learning rate (1e-6 suits billion-parameter models; tiny models want ~1e-3)."""
+    """AdamW learning rate (1e-6 suits billion-parameter models; tiny models want ~2e-4)."""
     weight_decay: float = 0.0
     """AdamW weight decay."""
     adam_betas: tuple[float, float] = (0.9, 0.99)
