@@ -9,7 +9,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-packages=(docker.io bubblewrap debootstrap postgresql chromium chromium-driver python3 sqlite3)
+packages=(docker.io bubblewrap debootstrap postgresql chromium chromium-driver python3 python3-venv sqlite3)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
