@@ -118,17 +118,18 @@ class GRPOConfig:
 def group_advantages(
     rewards: torch.Tensor, groups: torch.Tensor, scale: bool, eps: float = 1e-4
 ) -> torch.Tensor:
-    """(r - mean of the group) / (std of the group + eps), std unbiased; a group of one gets 0."""
+    """(r - mean of the group) / (std of the group + eps), std unbiased; a group of one, or of
+    equal rewards, gets exactly 0."""
     advantages = torch.zeros_like(rewards)
     for group in groups.unique():
         members = groups == group
-        if int(members.sum()) < 2:
-            continue
         values = rewards[members]
+        # equal rewards carry no signal; their float mean is not exact (7 x 0.1 / 7 != 0.1), and
+        # the rounding error over a tiny std would become advantages of about 1e-4
+        if int(members.sum()) < 2 or bool(values.max() == values.min()):
+            continue
         centred = values - values.mean()
-        std = values.std()
-        # equal rewards: centred is all zeros already (and 0 / 0 must not become nan)
-        advantages[members] = centred / (std + eps) if scale and std > 0 else centred
+        advantages[members] = centred / (values.std() + eps) if scale else centred
     return advantages
 
 
@@ -187,7 +188,7 @@ class GRPOLearner:
         if not kept:
             return {**metrics, "losses/skipped": 1.0}
         model = self.policy.model
-        model.train()
+        model.eval()  # no dropout: pi, pi_old and pi_ref must be the same function of the weights
         batch = make_batch(kept, self.policy.tokenizer.pad_token_id, self.policy.device)
         advantages = group_advantages(batch.rewards, batch.groups, config.scales_rewards)
         mask = batch.loss_mask

@@ -195,6 +195,11 @@ class PPOLearner:
             return {**metrics, "losses/skipped": 1.0}
         batch = make_batch(kept, self.policy.tokenizer.pad_token_id, self.policy.device)
         mask = batch.loss_mask
+        # No dropout anywhere: the ratio compares two forwards of the same ids, and the old values
+        # must be the values the clipped value loss compares against.
+        for model in (self.policy.model, self.critic):
+            if model is not None:
+                model.eval()
         with torch.no_grad():
             old_logprobs, old_values = self._evaluate(batch)
             rewards = batch.token_rewards.clone()
@@ -205,7 +210,6 @@ class PPOLearner:
             advantages, returns = gae(rewards, old_values, mask, config.gamma, config.lam)
             if config.whiten_advantages:
                 advantages = masked_whiten(advantages, mask) * mask
-        self.policy.model.train()
         totals = {"policy": [], "value": [], "clipped": []}
         for _ in range(config.epochs):
             order = torch.randperm(batch.size, generator=self.generator)

@@ -92,7 +92,8 @@ def test_oracle_must_be_attached_in_order():
         ({"temperature": -1}, "temperature"),
         ({"top_p": 0}, "top_p"),
         ({"max_new_tokens": 0}, "max_new_tokens"),
-        ({"stop": "</answer>"}, "tuple of strings"),
+        ({"stop": "</answer>"}, "tuple of non-empty strings"),
+        ({"stop": ("</answer>", "")}, "tuple of non-empty strings"),
     ],
 )
 def test_sampling_params_validation(kwargs, message):

@@ -32,6 +32,17 @@ def test_group_advantages_normalise_within_each_group():
     assert with_eps[0].item() == pytest.approx(0.25 / 0.5001)
 
 
+@pytest.mark.parametrize("value", [0.1, 0.3, 0.7, 1 / 3])
+@pytest.mark.parametrize("size", [3, 7, 8])
+def test_a_group_of_equal_rewards_gets_exactly_zero_advantage(value, size):
+    rewards = torch.tensor([value] * size + [0.0, 1.0])
+    groups = torch.tensor([0] * size + [1, 1])
+    for scale in (True, False):
+        advantages = group_advantages(rewards, groups, scale=scale)
+        assert advantages[:size].tolist() == [0.0] * size
+        assert advantages[size:].abs().min() > 0.1
+
+
 def test_clipped_surrogate_takes_the_pessimistic_side_with_clip_higher():
     old = torch.zeros(4)
     logprobs = torch.log(torch.tensor([1.5, 0.5, 0.5, 1.5]))
