@@ -12,9 +12,11 @@ skipped, so turn k's value bootstraps from turn k+1's first reply id):
 
     delta_t = r_t + gamma * V_next - V_t,    A_t = delta_t + gamma * lam * A_next
 
-Returns are A + V. The policy loss is the clipped surrogate, the value loss is clipped around the
-old values, both averaged over generated tokens; `epochs` passes over `minibatches` shuffled
-minibatches. Episodes with an infrastructure error are dropped first.
+Returns are A + V. An episode's end is terminal (V_next = 0) also when a turn limit truncated it:
+the conversation shows how many turns were played, so the limit is part of the state. The policy
+loss is the clipped surrogate, the value loss is clipped around the old values, both averaged
+over generated tokens; `epochs` passes over `minibatches` shuffled minibatches. Episodes with an
+infrastructure error are dropped first. Every forward runs without dropout.
 """
 
 from __future__ import annotations
