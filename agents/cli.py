@@ -33,10 +33,17 @@ def _agent_help() -> str:
 
 def run_eval(args: argparse.Namespace) -> int:
     import rlvr  # noqa: F401  (registers the environments)
+    from rlvr.agents.errors import AgentError
     from rlvr.agents.evaluate import evaluate
     from rlvr.agents.registry import make_policy
+    from rlvr.agents.rollouts import EnvSpec, check_env_specs
 
-    policy = make_policy(args.agent)
+    try:  # bad input is reported in one line
+        check_env_specs([EnvSpec(args.env_id, kwargs=args.kwargs, heldout_kwargs=args.kwargs)])
+        policy = make_policy(args.agent)
+    except (AgentError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     report = evaluate(
         args.env_id,
         policy,
