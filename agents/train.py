@@ -115,9 +115,18 @@ class TrainConfig:
             raise ValueError("temperature must be > 0: RL trains on sampled replies")
         if self.time_budget is not None and self.time_budget <= 0:
             raise ValueError("time_budget must be > 0 seconds, or None")
-        if isinstance(self.stop, str) or not all(isinstance(s, str) and s for s in self.stop):
-            raise ValueError("stop must be a tuple of non-empty strings, e.g. stop=('</answer>',)")
+        self.sampling()  # validates temperature, top_p, max_new_tokens and stop
         self.stop = tuple(self.stop)
+        if self.dtype not in (None, "float32", "bfloat16", "float16"):
+            raise ValueError(
+                f"dtype must be 'float32', 'bfloat16', 'float16' or None, got {self.dtype!r}"
+            )
+        episodes = self.prompts_per_step * self.group_size
+        if self.algo == "ppo" and self.ppo.minibatches > episodes:
+            raise ValueError(
+                f"ppo.minibatches={self.ppo.minibatches} is more than the {episodes} episodes of a "
+                "step (prompts_per_step x group_size): lower it or raise the batch"
+            )
         if self.threads is not None and self.threads < 1:
             raise ValueError("threads must be >= 1, or None to leave torch's default")
         if self.lora is not None and self.lora.dropout > 0:
@@ -125,6 +134,15 @@ class TrainConfig:
                 "LoRA dropout has no effect in RL training (learners run without dropout so that "
                 "pi, pi_old and pi_ref are the same function): set LoraSettings(dropout=0.0)"
             )
+
+    def sampling(self) -> SamplingParams:
+        """How rollouts are sampled."""
+        return SamplingParams(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_new_tokens=self.max_new_tokens,
+            stop=self.stop,
+        )
 
     def learner_config(self) -> GRPOConfig | PPOConfig:
         """The learner's config with the rollout settings it depends on filled in."""
@@ -178,12 +196,7 @@ class Trainer:
             if config.algo == "grpo"
             else PPOLearner(self.policy, learner_config)
         )
-        self.sampling = SamplingParams(
-            temperature=config.temperature,
-            top_p=config.top_p,
-            max_new_tokens=config.max_new_tokens,
-            stop=config.stop,
-        )
+        self.sampling = config.sampling()
         self.collector = RolloutCollector(
             self.policy,
             config.envs,

@@ -83,6 +83,11 @@ class GRPOConfig:
             raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {self.loss_type!r}")
         if self.lr <= 0:
             raise ValueError(f"lr must be > 0, got {self.lr}")
+        if self.weight_decay < 0 or not all(0 <= beta < 1 for beta in self.adam_betas):
+            raise ValueError(
+                f"need weight_decay >= 0 and adam_betas in [0, 1), got {self.weight_decay}, "
+                f"{self.adam_betas} (e.g. adam_betas=(0.9, 0.99))"
+            )
         if self.clip_low < 0 or self.clip_high < 0 or self.clip_low >= 1:
             raise ValueError(
                 f"need 0 <= clip_low < 1 and clip_high >= 0, got {self.clip_low}, {self.clip_high}"

@@ -87,6 +87,11 @@ class PPOConfig:
             raise ValueError(f"value_model must be one of {VALUE_MODELS}, got {self.value_model!r}")
         if self.lr <= 0 or (self.critic_lr is not None and self.critic_lr <= 0):
             raise ValueError("lr and critic_lr must be > 0")
+        if self.critic_lr is not None and self.value_model != "critic":
+            raise ValueError(
+                "critic_lr is the learning rate of a separate critic: set value_model='critic', "
+                "or drop critic_lr (a value head trains at lr)"
+            )
         if not 0 <= self.gamma <= 1 or not 0 <= self.lam <= 1:
             raise ValueError(f"gamma and lam must be in [0, 1], got {self.gamma}, {self.lam}")
         if not 0 < self.clip < 1:

@@ -131,6 +131,8 @@ def test_make_batch_aligns_masks_and_turn_rewards_with_predicted_tokens():
         ({"mu": 0}, "mu (passes per batch) must be >= 1"),
         ({"beta": -1}, "beta must be >= 0"),
         ({"micro_batch_size": 0}, "micro_batch_size must be >= 1"),
+        ({"adam_betas": (0.9, 1.0)}, "adam_betas in"),
+        ({"weight_decay": -0.1}, "need weight_decay >= 0"),
     ],
 )
 def test_grpo_config_errors_name_the_fix(kwargs, fix):
@@ -145,6 +147,7 @@ def test_grpo_config_errors_name_the_fix(kwargs, fix):
         ({"lam": 1.5}, "gamma and lam must be in"),
         ({"clip": 0}, "clip must be in"),
         ({"epochs": 0}, "epochs and minibatches must be >= 1"),
+        ({"critic_lr": 1e-3}, "set value_model='critic'"),
     ],
 )
 def test_ppo_config_errors_name_the_fix(kwargs, fix):

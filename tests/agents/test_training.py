@@ -293,6 +293,9 @@ def test_held_out_split_is_used_for_evaluation():
         ({"stop": "</answer>"}, "stop must be a tuple of non-empty strings"),
         ({"stop": ("",)}, "stop must be a tuple of non-empty strings"),
         ({"threads": 0}, "threads must be >= 1"),
+        ({"top_p": 0.0}, "top_p must be in"),
+        ({"dtype": "fp16"}, "dtype must be"),
+        ({"algo": "ppo", "ppo": PPOConfig(minibatches=13)}, "lower it or raise the batch"),
         ({"lora": LoraSettings(dropout=0.1)}, "set LoraSettings\\(dropout=0.0\\)"),
     ],
 )
