@@ -103,3 +103,18 @@ def test_rlvr_train_on_a_model_without_a_template(tmp_path, capsys):
     assert main([*arguments, *template, "--algo", "ppo"]) == 0
     trained = HFPolicy(tmp_path / "run" / "final")
     assert trained.tokenizer.chat_template == support.GPT2_TEMPLATE
+
+
+def test_a_stop_string_ending_inside_a_token_keeps_the_ids_as_generated(gpt2):
+    conversation = [{"role": "user", "content": "What is 2 + 3?"}]
+    greedy = SamplingParams(temperature=0.0, max_new_tokens=20)
+    ids = gpt2.generate([conversation], sampling=greedy)[0][0].token_ids
+    k = next(i for i in range(2, 20) if len(gpt2.decode(ids[i : i + 1])) >= 4)
+    before, token = gpt2.decode(ids[:k]), gpt2.decode(ids[k : k + 1])
+    stop = (before + token[:2])[-4:]  # ends two characters into id k
+    assert stop not in before
+    stopping = SamplingParams(temperature=0.0, max_new_tokens=20, stop=(stop,))
+    (stopped,) = gpt2.generate([conversation], sampling=stopping)[0]
+    assert stopped.finish_reason == "stop"
+    assert stopped.token_ids == ids[: k + 1], "the ids are the ones generated, not re-tokenized"
+    assert stopped.text == gpt2.decode(ids[: k + 1]) and stopped.text.endswith(token)
