@@ -25,6 +25,7 @@ class ChatServer:
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self.fail_next: list[int] = []
+        self.abort_next = 0  # answer this many requests with an aborted generation (HTTP 200)
         self.max_choices = max_choices
         server = self
 
@@ -40,6 +41,10 @@ class ChatServer:
                     return self._reply(404, {"error": "not found"})
                 if server.fail_next:
                     return self._reply(server.fail_next.pop(0), {"error": "try later"})
+                if server.abort_next:
+                    server.abort_next -= 1
+                    aborted = {"message": {"role": "assistant", "content": None}}
+                    return self._reply(200, {"choices": [{**aborted, "finish_reason": "abort"}]})
                 content = server.answer(body["messages"][-1]["content"])
                 choices = [
                     {
@@ -127,6 +132,18 @@ def test_a_server_that_keeps_failing_raises_instead_of_inventing_a_reply():
         server.fail_next = [400]
         with pytest.raises(PolicyError, match="refused the request: HTTP 400"):
             policy.generate([[{"role": "user", "content": "hi"}]])
+
+
+def test_aborted_generations_are_retried_never_scored_as_empty_replies():
+    with ChatServer() as server:
+        server.abort_next = 1
+        policy = OpenAIChatPolicy(server.url, retries=2, backoff=0.01)
+        results = policy.generate([[{"role": "user", "content": "What is 1 + 1?"}]])
+        assert results[0][0].text == "The answer is \\boxed{2}."
+        assert len(server.requests) == 2
+        server.abort_next = 10
+        with pytest.raises(PolicyError, match="aborted the generation .finish_reason 'abort'"):
+            policy.generate([[{"role": "user", "content": "What is 1 + 1?"}]])
 
 
 def test_unreachable_server_and_bad_url():
