@@ -303,8 +303,8 @@ def _execute(
         if mode == "serial" or count == 1:
             return [_run_shard(shard, tick) for shard in shards], 1
         if mode == "threads":
-            with ThreadPoolExecutor(count, thread_name_prefix="rlvr-bench") as pool:
-                return _collect(pool, [pool.submit(_run_shard, s, tick) for s in shards]), count
+            pool = ThreadPoolExecutor(count, thread_name_prefix="rlvr-bench")
+            return _collect(pool, [pool.submit(_run_shard, s, tick) for s in shards]), count
         return _run_in_processes(shards, count, bar, imports), count
     finally:
         if bar is not None:
@@ -328,13 +328,17 @@ def _worker_count(mode: str, workers: int | None, shards: int) -> int:
 
 
 def _collect(pool: Executor, futures: list[Future]) -> list[ShardOutcome]:
+    """The shards' outcomes in order; shuts `pool` down. On Ctrl-C, shards still running are
+    not waited for: an API request can hang for minutes, and the user asked to stop now."""
     try:
-        return [future.result() for future in futures]
-    except BaseException:
+        outcomes = [future.result() for future in futures]
+    except BaseException as exc:
         for future in futures:
             future.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=not isinstance(exc, KeyboardInterrupt), cancel_futures=True)
         raise
+    pool.shutdown(wait=True)
+    return outcomes
 
 
 def _run_in_processes(

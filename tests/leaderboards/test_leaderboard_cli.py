@@ -7,9 +7,21 @@ from pathlib import Path
 import pytest
 
 from rlvr.cli import main
-from rlvr.leaderboards import NotComparableError, ResultStore, load_suite, rank, run_suite
+from rlvr.leaderboards import (
+    LeaderboardError,
+    NotComparableError,
+    ResultStore,
+    load_suite,
+    rank,
+    run_suite,
+)
 from rlvr.leaderboards.compare import differences
-from tests.leaderboards.leaderboard_support import TOY_SUITE, fixed_yes_verifier, write_toy_suite
+from tests.leaderboards.leaderboard_support import (
+    TOY_SUITE,
+    FlakyChatServer,
+    fixed_yes_verifier,
+    write_toy_suite,
+)
 
 
 def bench(db: Path, suite: Path | str, agent: str, *extra: str) -> int:
@@ -127,3 +139,92 @@ def test_changed_tasks_without_a_version_bump_are_refused(tmp_path: Path) -> Non
         "vs 000000000000 ('random')): the env's tasks or gold answers changed without a version "
         "bump"
     ]
+
+
+# --- a demanding user: failing servers, Ctrl-C, hostile names, deleting, read-only stores -------
+
+
+@pytest.mark.parametrize("mode", ["500", "abort"])
+def test_api_server_failing_mid_run_is_an_error_never_a_score(tmp_path: Path, mode: str) -> None:
+    from rlvr.agents.openai_chat import OpenAIChatPolicy
+
+    suite = load_suite(write_toy_suite(tmp_path))
+    with FlakyChatServer(good=30, mode=mode) as server:
+        policy = OpenAIChatPolicy(server.url, retries=1, backoff=0.01)
+        with pytest.raises(LeaderboardError, match="PolicyError") as info:
+            run_suite(suite, policy, parallel="threads", workers=2)
+    assert ("aborted the generation" if mode == "abort" else "HTTP 500") in str(info.value)
+
+
+def test_ctrl_c_with_a_hung_api_server_stops_at_once_and_stores_nothing(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    suite = tmp_path / "toy.toml"  # the worker process must register the test envs itself
+    suite.write_text(
+        TOY_SUITE.replace(
+            "split = false", 'split = false\nimports = ["tests.leaderboards.leaderboard_support"]'
+        )
+    )
+    db = tmp_path / "board.sqlite"
+    with FlakyChatServer(good=20, mode="hang") as server:
+        command = [sys.executable, "-m", "rlvr.cli", "bench", "--suite", str(suite), "--agent",
+                   f"openai:{server.url}", "--db", str(db), "--no-progress"]  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while server.requests <= 20 and time.monotonic() < deadline:
+                time.sleep(0.05)  # until requests hang
+            process.send_signal(signal.SIGINT)
+            interrupted = time.monotonic()
+            _, err = process.communicate(timeout=30)
+        finally:
+            process.kill()
+    assert time.monotonic() - interrupted < 10  # not after the requests time out (minutes)
+    assert process.returncode == 130 and "interrupted" in err
+    assert not db.exists()  # nothing stored, not even an empty store
+
+
+def test_names_cannot_drive_the_terminal(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "board.sqlite"
+    forged = "random\r#1    1 oracle 1.000 \x1b[8m\u202e"
+    assert bench(db, write_toy_suite(tmp_path), "random", "--name", forged) == 0
+    assert main(["leaderboard", "show", "--db", str(db)]) == 0
+    assert main(["leaderboard", "list", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "\r" not in out and "\x1b" not in out and "\u202e" not in out
+    assert "random\\x0d#1    1 oracle 1.000 \\x1b[8m\\u202e" in out
+
+
+def test_delete_results_with_their_traces(tmp_path: Path, capsys) -> None:
+    import sqlite3
+
+    suite = write_toy_suite(tmp_path)
+    db = tmp_path / "board.sqlite"
+    assert bench(db, suite, "oracle") == 0 and bench(db, suite, "random") == 0
+    assert main(["bench", "reverify", "2", "--db", str(db), "--no-progress"]) == 0  # -> #3
+    capsys.readouterr()
+    assert main(["leaderboard", "delete", "1", "--db", str(db)]) == 1
+    assert "add --yes" in capsys.readouterr().err
+    assert main(["leaderboard", "delete", "2", "--yes", "--db", str(db)]) == 1
+    assert "re-judged as #3: delete that first" in capsys.readouterr().err
+    assert main(["leaderboard", "delete", "3", "2", "1", "--yes", "--db", str(db)]) == 0
+    assert "deleted 3 result(s)" in capsys.readouterr().out
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("SELECT count(*) FROM results").fetchone()[0] == 0
+        assert connection.execute("SELECT count(*) FROM traces").fetchone()[0] == 0
+    assert main(["leaderboard", "delete", "7", "--yes", "--db", str(db)]) == 1
+    assert "no result 7" in capsys.readouterr().err
+
+
+def test_reading_commands_never_create_a_store(tmp_path: Path, capsys) -> None:
+    typo = tmp_path / "no" / "such" / "board.sqlite"
+    for command in (["show"], ["list"], ["html", str(tmp_path / "site")]):
+        assert main(["leaderboard", *command, "--db", str(typo)]) == 1
+        assert f"no result store at {typo}" in capsys.readouterr().err
+    assert not (tmp_path / "no").exists() and not (tmp_path / "site").exists()

@@ -99,7 +99,10 @@ def test_unregistered_env_is_named_with_the_fix() -> None:
         ('name = "s"\nseed = -1\n' + ENV, "seed must be >= 0"),
         ('name = "s"\n[bootstrap]\nseed = "x"\n' + ENV, "bootstrap.seed must be an int >= 0"),
         ('name = "s"\n[bootstrap]\nresamples = 1000000000\n' + ENV, "resamples must be <= "),
-        ('name = "s"\n[sampling]\ntemperature = "hot"\n' + ENV, "temperature must be an int or a float"),
+        (
+            'name = "s"\n[sampling]\ntemperature = "hot"\n' + ENV,
+            "temperature must be an int or a float",
+        ),
         ('name = "s"\n[sampling]\nstop = "</a>"\n' + ENV, "stop must be an array"),
         ('name = "s"\n[sampling]\nstop = [""]\n' + ENV, "non-empty strings"),
         (
