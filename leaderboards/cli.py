@@ -124,6 +124,9 @@ def run_bench(args: argparse.Namespace) -> int:
         suite = load_suite(args.suite)
         if args.episodes is not None:
             suite = suite.with_episodes(args.episodes)
+        # Open the store once first: a wrong path, a foreign or unwritable file must not be
+        # found out only after the run. (Closed again: no SQLite connection across fork.)
+        _store(args).close()
         result = run_suite(
             suite,
             args.agent,

@@ -161,20 +161,19 @@ class ResultStore:
 
     def _check_schema(self) -> int:
         """The file's schema version; refuse files of newer versions and other programs."""
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        # One statement, so one snapshot: another process may be creating the schema right now.
+        version, names = self._db.execute(
+            "SELECT (SELECT user_version FROM pragma_user_version), "
+            "(SELECT json_group_array(name) FROM (SELECT name FROM sqlite_master "
+            "WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name))"
+        ).fetchone()
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path} was written by a newer rlvr-gym (schema {version}, this one "
                 f"reads {SCHEMA_VERSION}); upgrade rlvr-gym"
             )
         if version == 0:
-            tables = [
-                row[0]
-                for row in self._db.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' "
-                    "AND name NOT LIKE 'sqlite_%' ORDER BY 1"
-                )
-            ]
+            tables = json.loads(names)
             if tables:  # ours always has user_version >= 1 once it has tables
                 raise StoreError(
                     f"{self.path} is a SQLite file of another program (tables {tables}), not an "
@@ -197,29 +196,51 @@ class ResultStore:
                 self._db.execute(statement)
             self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
-    def _retry_locked(self, action: Any, attempts: int = 50) -> Any:
-        # Switching a new file to WAL can report "locked" at once, without waiting on busy_timeout.
-        for attempt in range(attempts):
+    def _retry_locked(self, action: Any) -> Any:
+        # Switching a new file to WAL can report "locked" at once, without waiting on
+        # busy_timeout: retry, within one busy timeout in all (not one per attempt).
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        attempt = 0
+        while True:
             try:
                 return action()
             except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or attempt == attempts - 1:
-                    raise StoreError(f"{self.path}: {exc}") from None
-                time.sleep(0.05 * (attempt + 1))
-        return None
+                attempt += 1
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise self._write_error(exc) from None
+                time.sleep(min(0.05 * attempt, 1.0))
+
+    def _write_error(self, exc: sqlite3.OperationalError) -> StoreError:
+        if "locked" in str(exc):
+            return StoreError(
+                f"the result store {self.path} is locked by another program (waited "
+                f"{BUSY_TIMEOUT_MS // 1000} s): let it finish, or pass another path with --db"
+            )
+        if "readonly" in str(exc).replace("-", "").replace(" ", ""):
+            return StoreError(
+                f"cannot write to the result store {self.path} ({exc}): pass a writable path "
+                f"with --db or ${DB_ENV_VAR}"
+            )
+        return StoreError(f"cannot write to the result store {self.path}: {exc}")
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         if self.readonly:
             raise StoreError(f"{self.path} was opened read-only; open it without readonly=True")
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise self._write_error(exc) from None
             try:
                 yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
+                self._db.execute("COMMIT")
+            except BaseException as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError):  # disk full, I/O error, ...
+                    raise self._write_error(exc) from None
                 raise
-            self._db.execute("COMMIT")
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._lock:

@@ -187,7 +187,8 @@ def test_ctrl_c_with_a_hung_api_server_stops_at_once_and_stores_nothing(tmp_path
             process.kill()
     assert time.monotonic() - interrupted < 10  # not after the requests time out (minutes)
     assert process.returncode == 130 and "interrupted" in err
-    assert not db.exists()  # nothing stored, not even an empty store
+    with ResultStore(db) as store:
+        assert store.count() == 0  # nothing stored
 
 
 def test_names_cannot_drive_the_terminal(tmp_path: Path, capsys) -> None:
@@ -228,3 +229,42 @@ def test_reading_commands_never_create_a_store(tmp_path: Path, capsys) -> None:
         assert main(["leaderboard", *command, "--db", str(typo)]) == 1
         assert f"no result store at {typo}" in capsys.readouterr().err
     assert not (tmp_path / "no").exists() and not (tmp_path / "site").exists()
+
+
+def test_an_unusable_store_is_refused_before_the_run(tmp_path: Path, capsys, monkeypatch) -> None:
+    import sqlite3
+
+    from rlvr.leaderboards import runner
+
+    def never(*args, **kwargs):
+        raise AssertionError("the run started before the store was checked")
+
+    monkeypatch.setattr(runner, "run_suite", never)
+    foreign = tmp_path / "notes.sqlite"
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+    assert bench(foreign, write_toy_suite(tmp_path), "oracle") == 1
+    assert "another program" in capsys.readouterr().err
+
+
+def test_a_locked_store_waits_once_then_names_the_fix(tmp_path: Path, monkeypatch) -> None:
+    import sqlite3
+    import time
+
+    from rlvr.leaderboards import StoreError, store
+
+    path = tmp_path / "r.sqlite"
+    ResultStore(path).close()
+    monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 300)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another program in the middle of a long write
+    try:
+        started = time.monotonic()
+        with pytest.raises(StoreError, match="locked by another program.*--db"):
+            ResultStore(path)
+        assert time.monotonic() - started < 5  # one busy timeout, not one per retry
+        with ResultStore(path, readonly=True) as reader:  # readers are not blocked
+            assert reader.count() == 0
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
