@@ -290,14 +290,13 @@ def delete_results(args: argparse.Namespace) -> int:
 
     try:
         with _store(args) as store:
-            doomed = [store.get(result_id, traces=False) for result_id in args.ids]
-            for result in doomed:
-                print(f"#{result.id} {printable(result.name)!r} on suite {result.suite.name}")
+            for result_id in args.ids:
+                print(printable(store.describe(result_id)))
             if not args.yes:
                 return _fail("nothing deleted: add --yes to delete the results listed above")
-            for result in doomed:
-                store.delete(result.id)
+            for result_id in args.ids:
+                store.delete(result_id)
     except LeaderboardError as exc:
         return _fail(str(exc))
-    print(f"deleted {len(doomed)} result(s)")
+    print(f"deleted {len(args.ids)} result(s)")
     return 0

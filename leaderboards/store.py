@@ -336,6 +336,15 @@ class ResultStore:
             result.traces = self.traces(result_id)
         return result
 
+    def describe(self, result_id: int) -> str:
+        """`#ID 'name' on suite S`, from the indexed columns (works on a damaged record too)."""
+        rows = self._query("SELECT name, suite FROM results WHERE id = ?", (result_id,))
+        if not rows:
+            raise StoreError(
+                f"no result {result_id} in {self.path}; `rlvr leaderboard list` shows the ids"
+            )
+        return f"#{result_id} {rows[0][0]!r} on suite {rows[0][1]}"
+
     def results(
         self, *, suite: str | None = None, include_superseded: bool = False
     ) -> list[BenchResult]:
@@ -391,12 +400,21 @@ class ResultStore:
 
 def _from_row(row: Sequence[Any]) -> BenchResult:
     result_id, superseded_by, text = row
-    return BenchResult.from_record(json.loads(text), id=result_id, superseded_by=superseded_by)
+    try:
+        return BenchResult.from_record(json.loads(text), id=result_id, superseded_by=superseded_by)
+    except (ValueError, KeyError, TypeError) as exc:  # a row edited or damaged by hand
+        raise StoreError(
+            f"result {result_id} is damaged in the store ({type(exc).__name__}: {exc}): remove "
+            f"it with `rlvr leaderboard delete {result_id} --yes`"
+        ) from None
 
 
 def _record(text: str) -> EpisodeRecord:
-    data = json.loads(text)
-    return EpisodeRecord(**{key: data[key] for key in _RECORD_FIELDS if key in data})
+    try:
+        data = json.loads(text)
+        return EpisodeRecord(**{key: data[key] for key in _RECORD_FIELDS if key in data})
+    except (ValueError, TypeError) as exc:
+        raise StoreError(f"a stored episode is damaged ({type(exc).__name__}: {exc})") from None
 
 
 def _trace_row(result_id: int, label: str, record: EpisodeRecord) -> tuple[Any, ...]:

@@ -215,3 +215,21 @@ def test_traces_stream_in_batches(tmp_path: Path, result) -> None:
             streamed = list(store.iter_traces(result_id, label, batch=7))
             assert [r.to_dict() for r in streamed] == [r.to_dict() for r in records]
         assert list(store.iter_traces(result_id, "no such env")) == []
+
+
+def test_a_row_damaged_by_hand_is_named_with_the_fix(tmp_path: Path, result) -> None:
+    path = tmp_path / "r.sqlite"
+    with ResultStore(path) as store:
+        store.add(result)
+        damaged = store.add(result)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE results SET record = '{\"name\": 1' WHERE id = ?", (damaged,))
+    with ResultStore(path, readonly=True) as store, pytest.raises(StoreError) as info:
+        store.results()
+    assert f"result {damaged} is damaged" in str(info.value)
+    assert f"rlvr leaderboard delete {damaged} --yes" in str(info.value)
+    from rlvr.cli import main
+
+    assert main(["leaderboard", "delete", str(damaged), "--yes", "--db", str(path)]) == 0
+    with ResultStore(path) as store:
+        assert [r.id for r in store.results()] == [damaged - 1]
