@@ -490,7 +490,8 @@ def _make_problem(env: SuiteEnv) -> str | None:
     except Exception as exc:  # any failure of the env's constructor is the suite's to fix
         return (
             f"{env.label}: gym.make({env.id!r}, **{dict(env.kwargs)!r}) failed: "
-            f"{type(exc).__name__}: {exc}; fix its kwargs or split in the suite"
+            f"{type(exc).__name__}: {exc} (if the kwargs or split are the cause, fix them in "
+            "the suite)"
         )
     return None
 

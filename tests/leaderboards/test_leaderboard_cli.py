@@ -268,3 +268,33 @@ def test_a_locked_store_waits_once_then_names_the_fix(tmp_path: Path, monkeypatc
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+def test_sampling_env_version_and_verifier_differences_are_all_refused(tmp_path: Path) -> None:
+    import dataclasses
+
+    from rlvr.agents.policy import SamplingParams
+
+    a = run_suite(load_suite(write_toy_suite(tmp_path)), "oracle", parallel="serial")
+    a.id = 1
+
+    def variant(**changes) -> object:
+        other = dataclasses.replace(a, suite=dataclasses.replace(a.suite, **changes), id=2)
+        other.envs = [dataclasses.replace(env) for env in a.envs]
+        return other
+
+    hotter = variant(sampling=SamplingParams(temperature=0.7))
+    assert differences(a, hotter) == [
+        "suite definition differs at sampling.temperature: 1.0 (#1) vs 0.7 (#2)"
+    ]
+    bumped_env = dataclasses.replace(a.suite.envs[0], id="lbtest/Add-v1")
+    newer = variant(envs=(bumped_env, *a.suite.envs[1:]))
+    assert differences(a, newer) == [
+        "suite definition differs at envs[0].id: 'lbtest/Add-v0' (#1) vs 'lbtest/Add-v1' (#2)"
+    ]
+    rejudged = variant()
+    rejudged.envs[1].verifier = {**a.envs[1].verifier, "version": "2"}
+    assert "judged by different verifiers" in differences(a, rejudged)[0]
+    for other in (hotter, newer, rejudged):
+        with pytest.raises(NotComparableError):
+            rank([a, other])

@@ -158,7 +158,7 @@ def test_env_kwargs_the_env_rejects_stop_the_run_before_it_starts() -> None:
     built = []
     with pytest.raises(SuiteError, match=r"difficulty = .hard.|'difficulty': 'hard'") as info:
         run_suite(suite, _RecordingPolicy(built))
-    assert "fix its kwargs or split in the suite" in str(info.value)
+    assert "fix them in the suite" in str(info.value)
     assert built == []  # refused before any episode of the first env ran
 
 
