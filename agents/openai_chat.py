@@ -3,9 +3,10 @@
 Works with vLLM, llama.cpp's server, SGLang, Ollama and hosted APIs: it POSTs to
 `{base_url}/chat/completions` with the standard library only. Conversations are sent
 concurrently (`max_concurrency`); a failed request (connection error, 429, 5xx) is retried with
-exponential backoff, and a server that keeps failing raises `PolicyError` rather than inventing a
-reply. Servers that return fewer than `n` choices are asked again for the rest. No token ids or
-log-probabilities come back, so this policy cannot be trained.
+exponential backoff (so is a generation the server aborted, `finish_reason` "abort" or "error"),
+and a server that keeps failing raises `PolicyError` rather than inventing a reply. Servers that
+return fewer than `n` choices are asked again for the rest. No token ids or log-probabilities
+come back, so this policy cannot be trained.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from rlvr.agents.errors import PolicyError
 from rlvr.agents.policy import Completion, Conversation, SamplingParams
 
 _RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+_FAILED_FINISH = {"abort", "error"}
 
 
 class OpenAIChatPolicy:
@@ -86,6 +88,7 @@ class OpenAIChatPolicy:
 
     def _complete(self, conversation: Conversation, n: int, sampling: SamplingParams) -> list:
         completions: list[Completion] = []
+        aborted = 0
         while len(completions) < n:
             body = self._body(conversation, n - len(completions), sampling)
             response = self._post(body)
@@ -93,6 +96,20 @@ class OpenAIChatPolicy:
             if not isinstance(choices, list) or not choices:
                 raise PolicyError(f"{self.url} returned no choices: {_excerpt(response)}")
             usage = _usage_per_choice(response.get("usage"), len(choices))
+            # A generation the server gave up on (vLLM: "abort"; some proxies: "error") is no
+            # reply of the model's: judging its empty text would score a fake 0. Ask again.
+            failed = [c for c in choices if _field(c, "finish_reason") in _FAILED_FINISH]
+            if failed:
+                aborted += 1
+                if aborted > self.retries:
+                    reason = _field(failed[0], "finish_reason")
+                    raise PolicyError(
+                        f"{self.url} aborted the generation (finish_reason {reason!r}) "
+                        f"{aborted} time(s): the server is overloaded or restarting; no reply "
+                        "was scored"
+                    )
+                time.sleep(self.backoff * 2 ** (aborted - 1))
+                choices = [c for c in choices if c not in failed]
             for choice in choices[: n - len(completions)]:
                 ended = "length" if _field(choice, "finish_reason") == "length" else "stop"
                 text = self._content(choice)

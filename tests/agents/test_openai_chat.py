@@ -31,6 +31,7 @@ class ChatServer:
         self.raw_next: list[bytes] = []
         self.drip = 0.0
         self.length: int | None = None
+        self.abort_next = 0  # answer this many requests with an aborted generation (HTTP 200)
         self.max_choices = max_choices
         server = self
 
@@ -48,6 +49,10 @@ class ChatServer:
                     return self._reply(server.fail_next.pop(0), {"error": "try later"})
                 if server.raw_next:
                     return self._raw(server.raw_next.pop(0))
+                if server.abort_next:
+                    server.abort_next -= 1
+                    aborted = {"message": {"role": "assistant", "content": None}}
+                    return self._reply(200, {"choices": [{**aborted, "finish_reason": "abort"}]})
                 content = server.answer(body["messages"][-1]["content"])
                 choices = [
                     {
@@ -147,6 +152,18 @@ def test_a_server_that_keeps_failing_raises_instead_of_inventing_a_reply():
         server.fail_next = [400]
         with pytest.raises(PolicyError, match="refused the request: HTTP 400"):
             policy.generate([[{"role": "user", "content": "hi"}]])
+
+
+def test_aborted_generations_are_retried_never_scored_as_empty_replies():
+    with ChatServer() as server:
+        server.abort_next = 1
+        policy = OpenAIChatPolicy(server.url, retries=2, backoff=0.01)
+        results = policy.generate([[{"role": "user", "content": "What is 1 + 1?"}]])
+        assert results[0][0].text == "The answer is \\boxed{2}."
+        assert len(server.requests) == 2
+        server.abort_next = 10
+        with pytest.raises(PolicyError, match="aborted the generation .finish_reason 'abort'"):
+            policy.generate([[{"role": "user", "content": "What is 1 + 1?"}]])
 
 
 def test_unreachable_server_and_bad_url():
