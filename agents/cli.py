@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -15,7 +17,7 @@ def add_commands(subparsers: Any) -> None:
     evaluate.add_argument("--episodes", type=int, default=20)
     evaluate.add_argument("--seed", type=int, default=0)
     evaluate.add_argument("--samples", type=int, default=1, help="samples per task (pass@k)")
-    evaluate.add_argument("--kwargs", type=json.loads, default={}, help="env kwargs as JSON")
+    evaluate.add_argument("--kwargs", type=_json_object, default={}, help="env kwargs as JSON")
     evaluate.add_argument("--traces", help="write every episode as JSON lines to this file")
     evaluate.add_argument("--no-progress", action="store_true")
     evaluate.set_defaults(func=run_eval)
@@ -31,10 +33,17 @@ def _agent_help() -> str:
 
 def run_eval(args: argparse.Namespace) -> int:
     import rlvr  # noqa: F401  (registers the environments)
+    from rlvr.agents.errors import AgentError
     from rlvr.agents.evaluate import evaluate
     from rlvr.agents.registry import make_policy
+    from rlvr.agents.rollouts import EnvSpec, check_env_specs
 
-    policy = make_policy(args.agent)
+    try:  # bad input is reported in one line
+        check_env_specs([EnvSpec(args.env_id, kwargs=args.kwargs, heldout_kwargs=args.kwargs)])
+        policy = make_policy(args.agent)
+    except (AgentError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     report = evaluate(
         args.env_id,
         policy,
@@ -68,9 +77,10 @@ def _add_train(subparsers: Any) -> None:
     )
     add = parser.add_argument
     add("--env", action="append", required=True, metavar="ID[=WEIGHT]", help="repeat to mix envs")
-    add("--kwargs", type=json.loads, default={}, help="env kwargs as JSON (every env)")
-    add("--heldout-kwargs", type=json.loads, default=None, help="held-out env kwargs as JSON")
+    add("--kwargs", type=_json_object, default={}, help="env kwargs as JSON (every env)")
+    add("--heldout-kwargs", type=_json_object, default=None, help="held-out env kwargs as JSON")
     add("--model", required=True, help="model folder or hub id")
+    add("--chat-template", type=Path, help="Jinja chat template file, for a model without one")
     add("--algo", choices=("grpo", "ppo"), default="grpo")
     add("--out", default="runs/train", help="output folder")
     add("--steps", type=int, default=100)
@@ -105,13 +115,45 @@ def _add_train(subparsers: Any) -> None:
     parser.set_defaults(func=run_train)
 
 
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(
+            f"not valid JSON ({exc}): {text!r}; write an object, e.g. '{{\"difficulty\": 1}}'"
+        ) from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(
+            f"must be a JSON object of keyword arguments, e.g. '{{\"difficulty\": 1}}', "
+            f"got {text!r}"
+        )
+    return value
+
+
 def run_train(args: argparse.Namespace) -> int:
+    from rlvr.agents.errors import AgentError
+    from rlvr.agents.train import prepare
+
+    try:  # bad input is reported in one line; a failure during training keeps its traceback
+        trainer = prepare(_train_config(args), resume=args.resume)
+    except (AgentError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    result = trainer.run()
+    print(f"steps          {result.steps}  ({result.train_seconds:.0f} s of training)")
+    print(f"held-out       {result.initial_success:.3f} -> {result.final_success:.3f}")
+    print(f"output         {result.output_dir}")
+    print(f"final model    {result.final_model}")
+    return 0
+
+
+def _train_config(args: argparse.Namespace) -> Any:
     import rlvr  # noqa: F401  (registers the environments)
     from rlvr.agents.hf import LoraSettings
     from rlvr.agents.learners.grpo import GRPOConfig
     from rlvr.agents.learners.ppo import PPOConfig
     from rlvr.agents.rollouts import EnvSpec
-    from rlvr.agents.train import TrainConfig, train
+    from rlvr.agents.train import TrainConfig
 
     envs = []
     for text in args.env:
@@ -119,7 +161,7 @@ def run_train(args: argparse.Namespace) -> int:
         if args.heldout_kwargs is not None:
             spec = EnvSpec(spec.id, spec.weight, spec.kwargs, args.heldout_kwargs)
         envs.append(spec)
-    config = TrainConfig(
+    return TrainConfig(
         envs=envs,
         model=args.model,
         algo=args.algo,
@@ -138,6 +180,9 @@ def run_train(args: argparse.Namespace) -> int:
         device=args.device,
         dtype=args.dtype,
         lora=LoraSettings(r=args.lora_r, alpha=2 * args.lora_r) if args.lora_r else None,
+        chat_template=args.chat_template.read_text(encoding="utf-8")
+        if args.chat_template
+        else None,
         threads=args.threads,
         tensorboard=not args.no_tensorboard,
         progress=not args.no_progress,
@@ -159,12 +204,6 @@ def run_train(args: argparse.Namespace) -> int:
             micro_batch_size=args.micro_batch,
         ),
     )
-    result = train(config, resume=args.resume)
-    print(f"steps          {result.steps}  ({result.train_seconds:.0f} s of training)")
-    print(f"held-out       {result.initial_success:.3f} -> {result.final_success:.3f}")
-    print(f"output         {result.output_dir}")
-    print(f"final model    {result.final_model}")
-    return 0
 
 
 def _add_tiny(subparsers: Any) -> None:
@@ -172,8 +211,8 @@ def _add_tiny(subparsers: Any) -> None:
         "tiny", help="build a tiny model offline, warm-started on an env's reference replies"
     )
     parser.add_argument("--env", required=True, help="env id whose tasks the model learns")
-    parser.add_argument("--kwargs", type=json.loads, default={}, help="env kwargs as JSON")
-    parser.add_argument("--heldout-kwargs", type=json.loads, default=None)
+    parser.add_argument("--kwargs", type=_json_object, default={}, help="env kwargs as JSON")
+    parser.add_argument("--heldout-kwargs", type=_json_object, default=None)
     parser.add_argument("--out", required=True, help="folder to write the model to")
     parser.add_argument("--steps", type=int, default=1500, help="most warm-start steps")
     parser.add_argument("--target-accuracy", type=float, default=None)

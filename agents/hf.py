@@ -109,7 +109,8 @@ class HFPolicy:
         if getattr(self.tokenizer, "chat_template", None) is None:
             raise PolicyError(
                 f"{self.name}: the tokenizer has no chat template; pass chat_template=... "
-                "(a Jinja template over `messages`)"
+                "(a Jinja template over `messages`; TrainConfig(chat_template=...), "
+                "`rlvr train --chat-template FILE`)"
             )
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -117,7 +118,7 @@ class HFPolicy:
         self.model = model.to(self.device)
         self.lora = lora
         if lora is not None:
-            self.model = _apply_lora(self.model, lora)
+            self.model = _apply_lora(self.model, lora, seed)
         self.eos_ids = _eos_ids(self.model, self.tokenizer)
         self._lean = LeanDecoder(self.model) if lean and LeanDecoder.supports(self.model) else None
         self.batch_size = batch_size
@@ -154,14 +155,15 @@ class HFPolicy:
         return self._encode(self._render(messages, add_generation_prompt=True))
 
     def encode_followup(
-        self, history: Conversation, new_messages: Conversation, ended_with_eos: bool
+        self, history: Conversation, new_messages: Conversation, eos_id: int | None
     ) -> list[int]:
         """Ids to append after a generated reply so that the next reply can be sampled.
 
         `history` ends with that reply (as the assistant message), `new_messages` are what the
-        environment said next. The ids cover the end of the assistant turn (unless the model
-        generated it), the new messages and the next generation prompt. Only text after the
-        reply is tokenized: the reply's own ids stay as generated.
+        environment said next, `eos_id` is the end-of-sequence id the reply ended with (None if
+        it ended otherwise). The ids cover the end of the assistant turn (less that id's text
+        when the template's turn ends with it), the new messages and the next generation
+        prompt. Only text after the reply is tokenized: the reply's own ids stay as generated.
         """
         if not history or history[-1].get("role") != "assistant":
             raise ValueError("history must end with the assistant reply the followup comes after")
@@ -179,8 +181,10 @@ class HFPolicy:
         if at < 0:
             raise PolicyError("the chat template drops the assistant reply's text")
         tail = rendered[at + len(_REPLY_MARKER) :]
-        eos_text = self.tokenizer.eos_token or ""
-        if ended_with_eos and eos_text and tail.startswith(eos_text):
+        # The id the model ended with, not the tokenizer's eos_token: a model may have several
+        # (Qwen2.5: <|im_end|> and <|endoftext|>), and only the one generated is already there.
+        eos_text = self.tokenizer.decode([eos_id]) if eos_id is not None else ""
+        if eos_text and tail.startswith(eos_text):
             tail = tail[len(eos_text) :]
         return self._encode(tail + full[len(base) :])
 
@@ -307,7 +311,10 @@ class HFPolicy:
     def _hit_stop(self, sample: Sample, stop: tuple[str, ...]) -> bool:
         if not stop:
             return False
-        text = self.tokenizer.decode(sample.token_ids[-16:], skip_special_tokens=True)
+        # A stop string of B bytes ends within the last B ids (each decodes to at least a byte);
+        # a fixed window would miss long stop strings spelled out in short tokens.
+        window = max(len(s.encode("utf-8")) for s in stop) + 1
+        text = self.tokenizer.decode(sample.token_ids[-window:], skip_special_tokens=True)
         return any(s in text for s in stop)
 
 
@@ -377,11 +384,20 @@ def _quiet_transformers() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
-def _apply_lora(model: Any, lora: LoraSettings) -> Any:
+def _apply_lora(model: Any, lora: LoraSettings, seed: int) -> Any:
     try:
         import peft
     except ImportError:
         raise ImportError("LoRA needs peft: pip install 'rlvr-gym[agents]'") from None
+    layers = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules() if name}
+    if not layers & set(lora.target_modules):
+        linear = sorted(
+            {n.rsplit(".", 1)[-1] for n, m in model.named_modules() if hasattr(m, "weight")}
+        )
+        raise ValueError(
+            f"LoRA target_modules {list(lora.target_modules)} name no layer of this model; pick "
+            f"among its layers: {linear} (GPT-2: ('c_attn',); Llama, Qwen: ('q_proj', 'v_proj'))"
+        )
     config = peft.LoraConfig(
         r=lora.r,
         lora_alpha=lora.alpha,
@@ -389,7 +405,9 @@ def _apply_lora(model: Any, lora: LoraSettings) -> Any:
         target_modules=list(lora.target_modules),
         task_type="CAUSAL_LM",
     )
-    return peft.get_peft_model(model, config)
+    with torch.random.fork_rng():  # peft draws lora_A from the global generator: seed it here
+        torch.manual_seed(seed)
+        return peft.get_peft_model(model, config)
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:

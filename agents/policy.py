@@ -36,8 +36,8 @@ class SamplingParams:
             raise ValueError(f"top_k must be >= 0 (0 disables it), got {self.top_k}")
         if self.max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
-        if isinstance(self.stop, str):
-            raise ValueError("stop must be a tuple of strings, e.g. stop=('</answer>',)")
+        if isinstance(self.stop, str) or not all(isinstance(s, str) and s for s in self.stop):
+            raise ValueError("stop must be a tuple of non-empty strings, e.g. stop=('</answer>',)")
 
 
 @dataclass

@@ -58,6 +58,29 @@ class EnvSpec:
             raise ValueError(f"--env {text!r}: use ID or ID=WEIGHT, e.g. rlvr/Math-v0=2") from None
 
 
+def check_env_specs(specs: Sequence[EnvSpec]) -> None:
+    """Make (and close) each env with its training and its held-out kwargs, so that an unknown id
+    or an argument the env does not take fails at once, naming the fix, not after a model loaded
+    or at the first evaluation."""
+    for spec in specs:
+        for what, kwargs in (("kwargs", dict(spec.kwargs)), ("held-out kwargs", spec.eval_kwargs)):
+            try:
+                gym.make(spec.id, **kwargs).close()
+            except gym.error.Error as exc:  # unknown namespace, name or version
+                raise ValueError(
+                    f"{spec.id}: {exc} (`rlvr envs` lists the registered ids; an env of your own "
+                    "must be registered before training)"
+                ) from None
+            except TypeError as exc:
+                if what == "held-out kwargs" and spec.heldout_kwargs is None:
+                    raise ValueError(
+                        f"{spec.id} does not take split='test' for its held-out tasks ({exc}); "
+                        "give its held-out kwargs: EnvSpec(heldout_kwargs=...) or "
+                        '--heldout-kwargs (a wrapper env: \'{"env_kwargs": {"split": "test"}}\')'
+                    ) from None
+                raise ValueError(f"{spec.id}: bad {what} {kwargs}: {exc}") from None
+
+
 @dataclass
 class Episode:
     """One episode as a learner consumes it."""
@@ -104,7 +127,7 @@ class _Trace:
     logprobs: list[float] = field(default_factory=list)
     turn_ends: list[int] = field(default_factory=list)
     messages_seen: int = 0
-    ended_with_eos: bool = False
+    eos_id: int | None = None  # the end-of-sequence id the last reply ended with
     prompt_length: int = 0
     truncated: bool = False
 
@@ -136,7 +159,7 @@ class _TokenActor:
             else:  # the reply is message `messages_seen`; the env's new messages follow it
                 reply_end = trace.messages_seen + 1
                 followup = self.policy.encode_followup(
-                    conversation[:reply_end], conversation[reply_end:], trace.ended_with_eos
+                    conversation[:reply_end], conversation[reply_end:], trace.eos_id
                 )
                 trace.extend(followup, generated=False)
             trace.messages_seen = len(conversation)
@@ -148,7 +171,8 @@ class _TokenActor:
             trace = self.traces[i]
             trace.extend(sample.token_ids, generated=True, logprobs=sample.logprobs)
             trace.turn_ends.append(len(trace.token_ids) - 1)
-            trace.ended_with_eos = sample.token_ids[-1] in self.policy.eos_ids
+            last = sample.token_ids[-1]
+            trace.eos_id = last if last in self.policy.eos_ids else None
             trace.truncated = trace.truncated or sample.finish_reason == "length"
             replies.append(self.policy.to_completion(sample))
         return replies

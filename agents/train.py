@@ -32,7 +32,7 @@ from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner
 from rlvr.agents.learners.ppo import PPOConfig, PPOLearner
 from rlvr.agents.metrics import MetricsLog, plot_learning_curves
 from rlvr.agents.policy import SamplingParams
-from rlvr.agents.rollouts import EnvSpec, Episode, RolloutCollector
+from rlvr.agents.rollouts import EnvSpec, Episode, RolloutCollector, check_env_specs
 
 ALGOS = ("grpo", "ppo")
 
@@ -80,7 +80,9 @@ class TrainConfig:
     dtype: str | None = None
     """"float32", "bfloat16" or "float16" (None: as saved)."""
     lora: LoraSettings | None = None
-    """Train LoRA adapters instead of all weights."""
+    """Train LoRA adapters instead of all weights (with dropout 0: RL forwards run without it)."""
+    chat_template: str | None = None
+    """Jinja chat template for a model whose tokenizer has none (None: the tokenizer's own)."""
     threads: int | None = None
     """torch.set_num_threads for the run (None: leave torch's default)."""
     tensorboard: bool = True
@@ -113,6 +115,34 @@ class TrainConfig:
             raise ValueError("temperature must be > 0: RL trains on sampled replies")
         if self.time_budget is not None and self.time_budget <= 0:
             raise ValueError("time_budget must be > 0 seconds, or None")
+        self.sampling()  # validates temperature, top_p, max_new_tokens and stop
+        self.stop = tuple(self.stop)
+        if self.dtype not in (None, "float32", "bfloat16", "float16"):
+            raise ValueError(
+                f"dtype must be 'float32', 'bfloat16', 'float16' or None, got {self.dtype!r}"
+            )
+        episodes = self.prompts_per_step * self.group_size
+        if self.algo == "ppo" and self.ppo.minibatches > episodes:
+            raise ValueError(
+                f"ppo.minibatches={self.ppo.minibatches} is more than the {episodes} episodes of a "
+                "step (prompts_per_step x group_size): lower it or raise the batch"
+            )
+        if self.threads is not None and self.threads < 1:
+            raise ValueError("threads must be >= 1, or None to leave torch's default")
+        if self.lora is not None and self.lora.dropout > 0:
+            raise ValueError(
+                "LoRA dropout has no effect in RL training (learners run without dropout so that "
+                "pi, pi_old and pi_ref are the same function): set LoraSettings(dropout=0.0)"
+            )
+
+    def sampling(self) -> SamplingParams:
+        """How rollouts are sampled."""
+        return SamplingParams(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_new_tokens=self.max_new_tokens,
+            stop=self.stop,
+        )
 
     def learner_config(self) -> GRPOConfig | PPOConfig:
         """The learner's config with the rollout settings it depends on filled in."""
@@ -149,10 +179,16 @@ class Trainer:
 
     def __init__(self, config: TrainConfig, policy: HFPolicy | None = None) -> None:
         self.config = config
+        check_env_specs(config.envs)  # before the model loads: a bad env id fails in a second
         if config.threads is not None:
             torch.set_num_threads(config.threads)
         self.policy = policy or HFPolicy(
-            config.model, device=config.device, dtype=config.dtype, lora=config.lora
+            config.model,
+            device=config.device,
+            dtype=config.dtype,
+            lora=config.lora,
+            chat_template=config.chat_template,
+            seed=config.seed,
         )
         learner_config = config.learner_config()
         self.learner: GRPOLearner | PPOLearner = (
@@ -160,12 +196,7 @@ class Trainer:
             if config.algo == "grpo"
             else PPOLearner(self.policy, learner_config)
         )
-        self.sampling = SamplingParams(
-            temperature=config.temperature,
-            top_p=config.top_p,
-            max_new_tokens=config.max_new_tokens,
-            stop=tuple(config.stop),
-        )
+        self.sampling = config.sampling()
         self.collector = RolloutCollector(
             self.policy,
             config.envs,
@@ -298,6 +329,7 @@ class Trainer:
             "task_rng": self.task_rng.bit_generator.state,
             "sample_generator": self.sample_generator.get_state(),
             "trainable": _trainable_state(self.policy) if self.policy.lora else None,
+            "config": self.config.to_dict(),
         }
         torch.save(state, folder / "trainer.pt")
         return folder
@@ -308,6 +340,7 @@ class Trainer:
         if not (folder / "trainer.pt").is_file():
             raise TrainingError(f"{folder} is not a checkpoint (no trainer.pt)")
         state = torch.load(folder / "trainer.pt", weights_only=False)
+        self._check_same_run(folder, state.get("config", {}))
         if self.policy.lora is not None:
             self.policy.model.load_state_dict(state["trainable"], strict=False)
         else:
@@ -324,6 +357,31 @@ class Trainer:
         self.evaluations = state["evaluations"]
         self.metrics.truncate_after(self.step)
 
+    def _check_same_run(self, folder: Path, saved: dict[str, Any]) -> None:
+        """Refuse a checkpoint whose learner or weights do not fit this run (another algo,
+        starting model, LoRA shape or PPO value model): it would load garbage or fail deep in
+        torch. Steps, budgets and the like may change."""
+        current = self.config.to_dict()
+        keys = ["algo", "model", "lora"] + (
+            ["ppo.value_model"] if self.config.algo == "ppo" else []
+        )
+        changed = [
+            f"{key} {_lookup(saved, key)!r} (now {_lookup(current, key)!r})"
+            for key in keys
+            if saved and _lookup(saved, key) != _lookup(current, key)
+        ]
+        if changed:
+            raise TrainingError(
+                f"{folder} was written by a run with another {', '.join(changed)}; resume with "
+                "the same settings, or start a fresh output_dir"
+            )
+
+
+def _lookup(config: dict[str, Any], dotted: str) -> Any:
+    for key in dotted.split("."):
+        config = config.get(key) if isinstance(config, dict) else None
+    return config
+
 
 def latest_checkpoint(output_dir: str | Path) -> Path | None:
     folders = list((Path(output_dir) / "checkpoints").glob("step-*"))
@@ -337,13 +395,20 @@ def train(
 ) -> TrainResult:
     """Run `config`; `resume=True` continues from the latest checkpoint in its output_dir (or
     pass a checkpoint folder)."""
+    return prepare(config, resume=resume, policy=policy).run()
+
+
+def prepare(
+    config: TrainConfig, *, resume: bool | str | Path = False, policy: HFPolicy | None = None
+) -> Trainer:
+    """The `Trainer` of `config`, loaded from a checkpoint when `resume` says so (see `train`)."""
     trainer = Trainer(config, policy)
     if resume:
         folder = latest_checkpoint(config.output_dir) if resume is True else Path(resume)
         if folder is None:
             raise TrainingError(f"no checkpoint to resume from in {config.output_dir}/checkpoints")
         trainer.load_checkpoint(folder)
-    return trainer.run()
+    return trainer
 
 
 def rollout_metrics(episodes: Sequence[Episode], specs: Sequence[EnvSpec]) -> dict[str, float]:

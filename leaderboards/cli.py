@@ -46,7 +46,7 @@ def add_commands(subparsers: Any) -> None:
     suites.set_defaults(func=list_suites)
 
     board = subparsers.add_parser("leaderboard", help="rank stored results")
-    views = board.add_subparsers(dest="board_command", metavar="{show,html,list}")
+    views = board.add_subparsers(dest="board_command", metavar="{show,html,list,delete}")
     show = views.add_parser("show", parents=[db], help="print a ranked table per suite")
     _selection_arguments(show)
     show.set_defaults(func=show_board)
@@ -58,6 +58,10 @@ def add_commands(subparsers: Any) -> None:
     listing.add_argument("--suite", help="only this suite")
     listing.add_argument("--all", action="store_true", help="include re-judged (superseded) ones")
     listing.set_defaults(func=list_results)
+    delete = views.add_parser("delete", parents=[db], help="delete stored results and their traces")
+    delete.add_argument("ids", nargs="+", type=int, help="result ids (see rlvr leaderboard list)")
+    delete.add_argument("--yes", action="store_true", help="delete without asking")
+    delete.set_defaults(func=delete_results)
     board.set_defaults(func=lambda args: board.print_help() or 2)
 
 
@@ -86,15 +90,22 @@ def _agent_help() -> str:
     return "agent spec: " + ", ".join(AGENT_SPECS)
 
 
-def _store(args: argparse.Namespace) -> Any:
+def _store(args: argparse.Namespace, *, readonly: bool = False) -> Any:
     from rlvr.leaderboards.store import ResultStore
 
-    return ResultStore(args.db)
+    return ResultStore(args.db, readonly=readonly)
 
 
 def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
+    _say(f"error: {message}")
     return 1
+
+
+def _say(message: str) -> None:
+    """Print to stderr with control characters escaped (messages quote names from the store)."""
+    from rlvr.leaderboards.views import printable
+
+    print(printable(message, keep_newlines=True), file=sys.stderr)
 
 
 # --- bench ----------------------------------------------------------------------------------------
@@ -115,6 +126,9 @@ def run_bench(args: argparse.Namespace) -> int:
         suite = load_suite(args.suite)
         if args.episodes is not None:
             suite = suite.with_episodes(args.episodes)
+        # Open the store once first: a wrong path, a foreign or unwritable file must not be
+        # found out only after the run. (Closed again: no SQLite connection across fork.)
+        _store(args).close()
         result = run_suite(
             suite,
             args.agent,
@@ -136,7 +150,7 @@ def run_bench(args: argparse.Namespace) -> int:
 def run_reverify(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.errors import LeaderboardError
     from rlvr.leaderboards.runner import reverify
-    from rlvr.leaderboards.views import fmt_score
+    from rlvr.leaderboards.views import fmt_score, printable
 
     try:
         # Read, then close the store before forking workers: a SQLite connection must not be
@@ -155,10 +169,10 @@ def run_reverify(args: argparse.Namespace) -> int:
             with _store(args) as store:
                 store.add(new, supersedes=old.id)
             changes = ", ".join(
-                f"{env.label} {fmt_score(before.score)} -> {fmt_score(env.score)}"
+                f"{printable(env.label)} {fmt_score(before.score)} -> {fmt_score(env.score)}"
                 for env, before in zip(new.envs, old.envs)
             )
-            print(f"#{old.id} {old.name!r} re-judged as #{new.id}: {changes}")
+            print(f"#{old.id} {printable(old.name)!r} re-judged as #{new.id}: {changes}")
     except (LeaderboardError, ValueError) as exc:
         return _fail(str(exc))
     return 0
@@ -209,10 +223,7 @@ def _boards(args: argparse.Namespace, store: Any) -> tuple[list[Any], list[str]]
             newest = max(results, key=lambda r: r.id)
             results, excluded = split_comparable(results, newest)
             for result, reasons in excluded:
-                print(
-                    f"suite {suite}: left out #{result.id} {result.name!r}: {'; '.join(reasons)}",
-                    file=sys.stderr,
-                )
+                _say(f"suite {suite}: left out #{result.id} {result.name!r}: {'; '.join(reasons)}")
         try:
             boards.append(Board(suite, rank(results)))
         except NotComparableError as exc:
@@ -225,7 +236,7 @@ def show_board(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.views import terminal_table
 
     try:
-        with _store(args) as store:
+        with _store(args, readonly=True) as store:
             boards, refusals = _boards(args, store)
     except LeaderboardError as exc:
         return _fail(str(exc))
@@ -234,7 +245,7 @@ def show_board(args: argparse.Namespace) -> int:
     for board in boards:
         print(terminal_table(board.ranked) + "\n")
     for refusal in refusals:
-        print(refusal, file=sys.stderr)
+        _say(refusal)
     return 1 if refusals else 0
 
 
@@ -243,13 +254,13 @@ def write_html(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.webpage import write_site
 
     try:
-        with _store(args) as store:
+        with _store(args, readonly=True) as store:
             boards, refusals = _boards(args, store)
             if refusals:
                 for refusal in refusals:
-                    print(refusal, file=sys.stderr)
+                    _say(refusal)
                 return _fail("nothing written: a published board must not mix incomparable results")
-            page = write_site(args.out, boards, store.traces)
+            page = write_site(args.out, boards, store.iter_traces)
     except LeaderboardError as exc:
         return _fail(str(exc))
     print(f"wrote {page}")
@@ -258,17 +269,36 @@ def write_html(args: argparse.Namespace) -> int:
 
 def list_results(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.errors import LeaderboardError
-    from rlvr.leaderboards.views import fmt_score
+    from rlvr.leaderboards.views import fmt_score, printable
 
     try:
-        with _store(args) as store:
+        with _store(args, readonly=True) as store:
             results = store.results(suite=args.suite, include_superseded=args.all)
     except LeaderboardError as exc:
         return _fail(str(exc))
     for r in results:
         note = f"  (re-judged as #{r.superseded_by})" if r.superseded_by else ""
         print(
-            f"#{r.id:<4} {r.suite.name:<8} {r.name:<24} {fmt_score(r.score)}  "
-            f"{r.agent.get('spec')}  {r.code.get('created_at', '')}{note}"
+            f"#{r.id:<4} {printable(r.suite.name):<8} {printable(r.name):<24} "
+            f"{fmt_score(r.score)}  {printable(r.agent.get('spec'))}  "
+            f"{r.code.get('created_at', '')}{note}"
         )
+    return 0
+
+
+def delete_results(args: argparse.Namespace) -> int:
+    from rlvr.leaderboards.errors import LeaderboardError
+    from rlvr.leaderboards.views import printable
+
+    try:
+        with _store(args) as store:
+            for result_id in args.ids:
+                print(printable(store.describe(result_id)))
+            if not args.yes:
+                return _fail("nothing deleted: add --yes to delete the results listed above")
+            for result_id in args.ids:
+                store.delete(result_id)
+    except LeaderboardError as exc:
+        return _fail(str(exc))
+    print(f"deleted {len(args.ids)} result(s)")
     return 0

@@ -94,6 +94,15 @@ def dataset_hash(records: Iterable[EpisodeRecord | dict[str, Any]]) -> str:
     return digest.hexdigest()
 
 
+def traces_digest(records: Iterable[EpisodeRecord]) -> str:
+    """sha256 over every episode as stored (canonical JSON, in episode and sample order)."""
+    digest = hashlib.sha256()
+    for record in sorted(records, key=lambda r: (r.episode, r.sample)):
+        digest.update(json.dumps(record.to_dict(), sort_keys=True).encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
 def prompt_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The messages before the agent's first reply (system prompt and task)."""
     prompt = []

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from rlvr.agents.evaluate import EpisodeRecord, EvalReport
-from rlvr.leaderboards.provenance import dataset_hash
+from rlvr.leaderboards.provenance import dataset_hash, traces_digest
 from rlvr.leaderboards.suites import Bootstrap, Suite, SuiteEnv
 
 
@@ -43,6 +43,9 @@ class EnvResult:
     verifier: dict[str, Any]
     """`{"name", "version", "declared"}` of the verifier that judged the replies."""
     dataset_hash: str
+    traces_digest: str = ""
+    """sha256 of the stored episodes (`rlvr bench reverify` refuses traces that no longer match;
+    empty for results stored before it was recorded)."""
 
     @property
     def verifier_id(self) -> str:
@@ -198,7 +201,12 @@ def _env_result(
         entry_point=info.get("entry_point", ""),
         verifier=info.get("verifier", {"name": "unknown", "version": "unknown"}),
         dataset_hash=dataset_hash(report.episodes),
+        traces_digest=traces_digest(report.episodes),
     )
+
+
+BOOTSTRAP_CHUNK = 1 << 22
+"""Resampled task indices drawn at once (32 MiB of int64)."""
 
 
 def per_task_scores(records: Sequence[EpisodeRecord]) -> np.ndarray:
@@ -220,8 +228,12 @@ def bootstrap_means(scores: np.ndarray, bootstrap: Bootstrap, salt: str) -> np.n
         return np.full(bootstrap.resamples, math.nan)
     salt_int = int.from_bytes(hashlib.blake2b(salt.encode(), digest_size=8).digest(), "little")
     rng = np.random.default_rng([bootstrap.seed, salt_int])
-    picks = rng.integers(0, scores.size, size=(bootstrap.resamples, scores.size))
-    return scores[picks].mean(axis=1)
+    rows = max(1, BOOTSTRAP_CHUNK // scores.size)  # bounded memory however many tasks
+    means = []
+    for first in range(0, bootstrap.resamples, rows):
+        count = min(rows, bootstrap.resamples - first)
+        means.append(scores[rng.integers(0, scores.size, size=(count, scores.size))].mean(axis=1))
+    return np.concatenate(means)
 
 
 def percentile_interval(replicates: np.ndarray, confidence: float) -> tuple[float, float]:

@@ -34,7 +34,7 @@ import gymnasium as gym
 from rlvr.agents.evaluate import EpisodeRecord, EvalReport, evaluate, task_fingerprint
 from rlvr.agents.policy import Policy, SamplingParams
 from rlvr.leaderboards.errors import LeaderboardError, ReverifyError
-from rlvr.leaderboards.provenance import code_info, probe_env, prompt_messages
+from rlvr.leaderboards.provenance import code_info, probe_env, prompt_messages, traces_digest
 from rlvr.leaderboards.results import BenchResult, EnvRun, score_runs
 from rlvr.leaderboards.suites import Suite, SuiteEnv
 
@@ -95,7 +95,7 @@ def run_suite(
     progress: bool = False,
 ) -> BenchResult:
     """Run every env of `suite` with `agent` (a spec such as `"oracle"`, or a `Policy`)."""
-    suite.check_envs()
+    suite.check_envs(make=True)
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     spec = agent if isinstance(agent, str) else None
@@ -157,6 +157,7 @@ def reverify(
     if parallel not in PARALLEL_MODES:
         raise ValueError(f"parallel must be one of {PARALLEL_MODES}, got {parallel!r}")
     suite = result.suite
+    _check_traces(result)
     suite.check_envs()
     mode = "serial" if parallel == "auto" and _episode_total(result) <= SHARD_EPISODES else parallel
     mode = "processes" if mode == "auto" else mode
@@ -170,6 +171,7 @@ def reverify(
     started = time.perf_counter()
     outcomes, used_workers = _execute(shards, mode, workers, progress, suite.imports, "reverify")
     runs = _merge(suite, outcomes)
+    _check_judged(result, runs)
     # Generation cost belongs to the original run; only the judging is new.
     new = score_runs(
         suite,
@@ -191,6 +193,49 @@ def reverify(
         env.seconds = old.seconds
     new.reverified_from = result.id
     return new
+
+
+def _check_traces(result: BenchResult) -> None:
+    """Refuse traces that are not the complete, unchanged episodes the result was scored on."""
+    for env, scored in zip(result.suite.envs, result.envs):
+        records = result.traces.get(env.label, [])
+        expected = {(e, s) for e in range(env.episodes) for s in range(result.suite.samples)}
+        found = {(r.episode, r.sample) for r in records}
+        if found != expected or len(records) != len(expected):
+            raise ReverifyError(
+                f"result {result.id}: {env.label} has {len(records)} stored episodes, not the "
+                f"{len(expected)} it was scored on (traces missing or duplicated in the store): "
+                "re-judging would score other episodes. Run the benchmark again instead"
+            )
+        if scored.traces_digest and traces_digest(records) != scored.traces_digest:
+            raise ReverifyError(
+                f"result {result.id}: the stored traces of {env.label} differ from those the "
+                "result was scored on (edited or damaged in the store since): re-judging would "
+                "score other replies. Run the benchmark again instead"
+            )
+
+
+def _check_judged(result: BenchResult, runs: Sequence[EnvRun]) -> None:
+    """Refuse a re-judging in which verifiers failed on episodes that were judged before: the
+    new result would silently score fewer episodes (or none) and replace the old one."""
+    before = {
+        (label, r.episode, r.sample)
+        for label, rs in result.traces.items()
+        for r in rs
+        if not r.infra_error
+    }
+    failed = [
+        f"{run.label} episode {r.episode} sample {r.sample}"
+        for run in runs
+        for r in run.report.episodes
+        if r.infra_error and (run.label, r.episode, r.sample) in before
+    ]
+    if failed:
+        raise ReverifyError(
+            f"result {result.id}: the verifiers failed (infrastructure errors) on {len(failed)} "
+            f"episode(s) judged in the original run, e.g. {failed[0]}: fix what they depend on "
+            "(sandbox, Docker, database) and re-judge again; the result is left as it was"
+        )
 
 
 # --- planning -------------------------------------------------------------------------------------
@@ -258,8 +303,8 @@ def _execute(
         if mode == "serial" or count == 1:
             return [_run_shard(shard, tick) for shard in shards], 1
         if mode == "threads":
-            with ThreadPoolExecutor(count, thread_name_prefix="rlvr-bench") as pool:
-                return _collect(pool, [pool.submit(_run_shard, s, tick) for s in shards]), count
+            pool = ThreadPoolExecutor(count, thread_name_prefix="rlvr-bench")
+            return _collect(pool, [pool.submit(_run_shard, s, tick) for s in shards]), count
         return _run_in_processes(shards, count, bar, imports), count
     finally:
         if bar is not None:
@@ -283,13 +328,17 @@ def _worker_count(mode: str, workers: int | None, shards: int) -> int:
 
 
 def _collect(pool: Executor, futures: list[Future]) -> list[ShardOutcome]:
+    """The shards' outcomes in order; shuts `pool` down. On Ctrl-C, shards still running are
+    not waited for: an API request can hang for minutes, and the user asked to stop now."""
     try:
-        return [future.result() for future in futures]
-    except BaseException:
+        outcomes = [future.result() for future in futures]
+    except BaseException as exc:
         for future in futures:
             future.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=not isinstance(exc, KeyboardInterrupt), cancel_futures=True)
         raise
+    pool.shutdown(wait=True)
+    return outcomes
 
 
 def _run_in_processes(

@@ -5,6 +5,10 @@ Concurrency: the file is in WAL mode (readers never block the writer) and every 
 entirely or not at all; a writer that finds the lock taken waits (`busy_timeout`) instead of
 failing. WAL needs a local file system (not NFS), like SQLite itself.
 
+One `ResultStore` may also be shared by threads (its calls take turns on one connection).
+`ResultStore(path, readonly=True)` (what `show`, `list` and `html` use) never creates or changes
+the file, and reads a store in a read-only folder or file system too.
+
 The path is `--db PATH`, else `$RLVR_LEADERBOARD_DB`, else
 `$XDG_DATA_HOME/rlvr/leaderboard.sqlite` (`~/.local/share/rlvr/leaderboard.sqlite`).
 """
@@ -15,6 +19,7 @@ import dataclasses
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -74,60 +79,176 @@ def default_db_path() -> Path:
 class ResultStore:
     """Benchmark results and their traces in a SQLite file. Use as a context manager."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, readonly: bool = False
+    ) -> None:
         self.path = Path(path) if path is not None else default_db_path()
+        self.readonly = readonly
+        self._lock = threading.RLock()
+        try:
+            self._db = self._connect_readonly() if readonly else self._connect()
+        except sqlite3.DatabaseError as exc:
+            raise self._unreadable(exc) from None
+        try:
+            if readonly:
+                self._check_schema()
+            else:
+                self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                self._db.execute("PRAGMA foreign_keys = ON")
+                self._retry_locked(self._init_schema)
+        except sqlite3.DatabaseError as exc:  # "file is not a database", "... malformed"
+            self._db.close()
+            raise self._unreadable(exc) from None
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _unreadable(self, exc: sqlite3.DatabaseError) -> StoreError:
+        return StoreError(
+            f"{self.path} is not a readable rlvr result store ({exc}): pass the right --db, "
+            "or move the file away to start a new store there"
+        )
+
+    def _connect(self) -> sqlite3.Connection:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
+            return sqlite3.connect(
+                self.path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,  # calls are serialised by self._lock
             )
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(
                 f"cannot open the result store {self.path}: {exc}; pass another path with --db "
                 f"or ${DB_ENV_VAR}"
             ) from None
-        self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        self._db.execute("PRAGMA foreign_keys = ON")
-        self._retry_locked(self._init_schema)
+
+    def _connect_readonly(self) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise StoreError(
+                f"no result store at {self.path}: `rlvr bench` creates one; or pass the path of "
+                f"yours with --db or ${DB_ENV_VAR}"
+            )
+        uri = self.path.resolve().as_uri()
+        # In a read-only folder SQLite cannot create the WAL index beside the file; the file is
+        # then opened as immutable (nobody can be writing to it from here either).
+        for options in ("mode=ro", "immutable=1"):
+            wal = self.path.with_name(self.path.name + "-wal")
+            if options == "immutable=1" and wal.is_file() and wal.stat().st_size:
+                raise StoreError(
+                    f"{self.path} has writes not yet merged from {wal.name}, and its folder is "
+                    "read-only so SQLite cannot read them: copy both files to a writable folder"
+                )
+            db = sqlite3.connect(
+                f"{uri}?{options}",
+                uri=True,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            try:
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                return db
+            except sqlite3.OperationalError as exc:
+                db.close()
+                if "unable to open" not in str(exc):
+                    raise StoreError(f"cannot read the result store {self.path}: {exc}") from None
+            except BaseException:
+                db.close()
+                raise
+        raise StoreError(f"cannot read the result store {self.path}: check its permissions")
+
+    def _check_schema(self) -> int:
+        """The file's schema version; refuse files of newer versions and other programs."""
+        # One statement, so one snapshot: another process may be creating the schema right now.
+        version, names = self._db.execute(
+            "SELECT (SELECT user_version FROM pragma_user_version), "
+            "(SELECT json_group_array(name) FROM (SELECT name FROM sqlite_master "
+            "WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name))"
+        ).fetchone()
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} was written by a newer rlvr-gym (schema {version}, this one "
+                f"reads {SCHEMA_VERSION}); upgrade rlvr-gym"
+            )
+        if version == 0:
+            tables = json.loads(names)
+            if tables:  # ours always has user_version >= 1 once it has tables
+                raise StoreError(
+                    f"{self.path} is a SQLite file of another program (tables {tables}), not an "
+                    "rlvr result store: pass another path with --db"
+                )
+            if self.readonly:
+                raise StoreError(
+                    f"{self.path} holds no results yet: `rlvr bench --db {self.path}` adds some"
+                )
+        return version
 
     def _init_schema(self) -> None:
+        self._check_schema()  # before switching the journal mode of someone else's file
         mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if mode.lower() != "wal":
             raise StoreError(f"{self.path}: cannot switch to WAL mode (got {mode!r})")
         with self._write():
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise StoreError(
-                    f"{self.path} was written by a newer rlvr-gym (schema {version}, this one "
-                    f"reads {SCHEMA_VERSION}); upgrade rlvr-gym"
-                )
+            self._check_schema()
             for statement in filter(str.strip, _SCHEMA.split(";")):  # executescript would COMMIT
                 self._db.execute(statement)
             self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
-    def _retry_locked(self, action: Any, attempts: int = 50) -> Any:
-        # Switching a new file to WAL can report "locked" at once, without waiting on busy_timeout.
-        for attempt in range(attempts):
+    def _retry_locked(self, action: Any) -> Any:
+        # Switching a new file to WAL can report "locked" at once, without waiting on
+        # busy_timeout: retry, within one busy timeout in all (not one per attempt).
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        attempt = 0
+        while True:
             try:
                 return action()
             except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or attempt == attempts - 1:
-                    raise StoreError(f"{self.path}: {exc}") from None
-                time.sleep(0.05 * (attempt + 1))
-        return None
+                attempt += 1
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise self._write_error(exc) from None
+                time.sleep(min(0.05 * attempt, 1.0))
+
+    def _write_error(self, exc: sqlite3.OperationalError) -> StoreError:
+        if "locked" in str(exc):
+            return StoreError(
+                f"the result store {self.path} is locked by another program (waited "
+                f"{BUSY_TIMEOUT_MS // 1000} s): let it finish, or pass another path with --db"
+            )
+        if "readonly" in str(exc).replace("-", "").replace(" ", ""):
+            return StoreError(
+                f"cannot write to the result store {self.path} ({exc}): pass a writable path "
+                f"with --db or ${DB_ENV_VAR}"
+            )
+        return StoreError(f"cannot write to the result store {self.path}: {exc}")
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+        if self.readonly:
+            raise StoreError(f"{self.path} was opened read-only; open it without readonly=True")
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise self._write_error(exc) from None
+            try:
+                yield self._db
+                self._db.execute("COMMIT")
+            except BaseException as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError):  # disk full, I/O error, ...
+                    raise self._write_error(exc) from None
+                raise
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            self._db.close()
 
     def __enter__(self) -> ResultStore:
         return self
@@ -179,7 +300,20 @@ class ResultStore:
         return result_id
 
     def delete(self, result_id: int) -> None:
+        """Delete a result and its traces; the result it superseded (if any) is current again."""
         with self._write() as db:
+            children = [
+                row[0]
+                for row in db.execute(
+                    "SELECT id FROM results WHERE reverified_from = ? ORDER BY id", (result_id,)
+                )
+            ]
+            if children:
+                raise StoreError(
+                    f"result {result_id} was re-judged as #{children[-1]}: delete that first "
+                    f"(rlvr leaderboard delete {' '.join(map(str, children[::-1]))} {result_id} "
+                    "deletes them all)"
+                )
             db.execute(
                 "UPDATE results SET superseded_by = NULL WHERE superseded_by = ?", (result_id,)
             )
@@ -189,9 +323,10 @@ class ResultStore:
     # --- reading ----------------------------------------------------------------------------------
 
     def get(self, result_id: int, *, traces: bool = True) -> BenchResult:
-        row = self._db.execute(
+        rows = self._query(
             "SELECT id, superseded_by, record FROM results WHERE id = ?", (result_id,)
-        ).fetchone()
+        )
+        row = rows[0] if rows else None
         if row is None:
             raise StoreError(
                 f"no result {result_id} in {self.path}; `rlvr leaderboard list` shows the ids"
@@ -200,6 +335,15 @@ class ResultStore:
         if traces:
             result.traces = self.traces(result_id)
         return result
+
+    def describe(self, result_id: int) -> str:
+        """`#ID 'name' on suite S`, from the indexed columns (works on a damaged record too)."""
+        rows = self._query("SELECT name, suite FROM results WHERE id = ?", (result_id,))
+        if not rows:
+            raise StoreError(
+                f"no result {result_id} in {self.path}; `rlvr leaderboard list` shows the ids"
+            )
+        return f"#{result_id} {rows[0][0]!r} on suite {rows[0][1]}"
 
     def results(
         self, *, suite: str | None = None, include_superseded: bool = False
@@ -214,34 +358,63 @@ class ResultStore:
             clauses.append("superseded_by IS NULL")
         if clauses:
             query += " WHERE " + " AND ".join(clauses)
-        rows = self._db.execute(query + " ORDER BY id", params).fetchall()
+        rows = self._query(query + " ORDER BY id", params)
         return [_from_row(row) for row in rows]
 
     def suites(self) -> list[str]:
-        return [row[0] for row in self._db.execute("SELECT DISTINCT suite FROM results ORDER BY 1")]
+        return [row[0] for row in self._query("SELECT DISTINCT suite FROM results ORDER BY 1")]
 
     def traces(self, result_id: int) -> dict[str, list[EpisodeRecord]]:
         """The episodes of a result by env label, in (episode, sample) order."""
-        rows = self._db.execute(
+        rows = self._query(
             "SELECT env_label, record FROM traces WHERE result_id = ? "
             "ORDER BY env_label, episode, sample",
             (result_id,),
         )
         traces: dict[str, list[EpisodeRecord]] = {}
         for label, text in rows:
-            data = json.loads(text)
-            traces.setdefault(label, []).append(
-                EpisodeRecord(**{key: data[key] for key in _RECORD_FIELDS if key in data})
-            )
+            traces.setdefault(label, []).append(_record(text))
         return traces
 
+    def iter_traces(
+        self, result_id: int, label: str, *, batch: int = 500
+    ) -> Iterator[EpisodeRecord]:
+        """The episodes of one env of a result, in (episode, sample) order, read `batch` at a
+        time (memory stays flat however many episodes a result has)."""
+        after = (-1, -1)
+        while True:
+            rows = self._query(
+                "SELECT episode, sample, record FROM traces WHERE result_id = ? AND env_label = ? "
+                "AND (episode, sample) > (?, ?) ORDER BY episode, sample LIMIT ?",
+                (result_id, label, *after, batch),
+            )
+            for _, _, text in rows:
+                yield _record(text)
+            if len(rows) < batch:
+                return
+            after = (rows[-1][0], rows[-1][1])
+
     def count(self) -> int:
-        return int(self._db.execute("SELECT count(*) FROM results").fetchone()[0])
+        return int(self._query("SELECT count(*) FROM results")[0][0])
 
 
 def _from_row(row: Sequence[Any]) -> BenchResult:
     result_id, superseded_by, text = row
-    return BenchResult.from_record(json.loads(text), id=result_id, superseded_by=superseded_by)
+    try:
+        return BenchResult.from_record(json.loads(text), id=result_id, superseded_by=superseded_by)
+    except (ValueError, KeyError, TypeError) as exc:  # a row edited or damaged by hand
+        raise StoreError(
+            f"result {result_id} is damaged in the store ({type(exc).__name__}: {exc}): remove "
+            f"it with `rlvr leaderboard delete {result_id} --yes`"
+        ) from None
+
+
+def _record(text: str) -> EpisodeRecord:
+    try:
+        data = json.loads(text)
+        return EpisodeRecord(**{key: data[key] for key in _RECORD_FIELDS if key in data})
+    except (ValueError, TypeError) as exc:
+        raise StoreError(f"a stored episode is damaged ({type(exc).__name__}: {exc})") from None
 
 
 def _trace_row(result_id: int, label: str, record: EpisodeRecord) -> tuple[Any, ...]:

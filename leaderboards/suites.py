@@ -49,8 +49,17 @@ SUITE_KEYS = {
     ),
 }
 ENV_KEYS = ("id", "label", "kwargs", "split", "seed", "episodes", "index_tasks")
-SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_new_tokens", "stop", "seed")
+SAMPLING_TYPES: dict[str, tuple[type, ...]] = {
+    "temperature": (int, float),
+    "top_p": (int, float),
+    "top_k": (int,),
+    "max_new_tokens": (int,),
+    "stop": (list,),
+    "seed": (int,),
+}
 BOOTSTRAP_KEYS = ("resamples", "confidence", "seed")
+MAX_RESAMPLES = 100_000
+"""Bootstrap replicates a suite file may ask for (more only costs memory and time after a run)."""
 
 
 @dataclass(frozen=True)
@@ -86,10 +95,13 @@ class Bootstrap:
     """Seed of the resampling generator, so intervals are reproducible."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.resamples, int) or self.resamples < 10:
+        if not _is_int(self.resamples) or self.resamples < 10:
             raise SuiteError(f"bootstrap.resamples must be an int >= 10, got {self.resamples!r}")
-        if not 0.0 < self.confidence < 1.0:
+        if not isinstance(self.confidence, (int, float)) or not 0.0 < self.confidence < 1.0:
             raise SuiteError(f"bootstrap.confidence must be in (0, 1), got {self.confidence!r}")
+        # Checked here, not when scoring: a bad seed would otherwise fail after the whole run.
+        if not _is_int(self.seed) or self.seed < 0:
+            raise SuiteError(f"bootstrap.seed must be an int >= 0, got {self.seed!r}")
 
 
 @dataclass(frozen=True)
@@ -110,9 +122,9 @@ class Suite:
     def __post_init__(self) -> None:
         if not self.envs:
             raise SuiteError(f"suite {self.name!r} has no envs; add at least one [[envs]] table")
-        if not isinstance(self.samples, int) or self.samples < 1:
+        if not _is_int(self.samples) or self.samples < 1:
             raise SuiteError(f"samples must be an int >= 1, got {self.samples!r}")
-        bad = [k for k in self.pass_at_k if not isinstance(k, int) or not 1 <= k <= self.samples]
+        bad = [k for k in self.pass_at_k if not _is_int(k) or not 1 <= k <= self.samples]
         if bad or not self.pass_at_k:
             raise SuiteError(
                 f"pass_at_k {list(self.pass_at_k)} must be ints between 1 and samples="
@@ -197,10 +209,16 @@ class Suite:
                     f"suite {self.name!r}: cannot import {module!r} listed in imports: {exc}"
                 ) from None
 
-    def check_envs(self) -> None:
-        """Raise `SuiteError` unless every env is registered and accepts its kwargs' names."""
+    def check_envs(self, *, make: bool = False) -> None:
+        """Raise `SuiteError` unless every env is registered and accepts its kwargs' names.
+
+        `make=True` also builds each env once, so kwargs it rejects (a bad value, an unknown
+        split) stop the run before a model is loaded or other envs have run.
+        """
         self.import_modules()
         problems = [problem for env in self.envs if (problem := _env_problem(env))]
+        if make and not problems:
+            problems = [problem for env in self.envs if (problem := _make_problem(env))]
         if problems:
             raise SuiteError(f"suite {self.name!r} cannot run:\n- " + "\n- ".join(problems))
 
@@ -254,35 +272,64 @@ def _build_suite(
     data: Mapping[str, Any], source: str, base: Path | None, seen: tuple[str, ...]
 ) -> Suite:
     _check_keys(data, SUITE_KEYS, "the suite")
-    name = _require(data, "name", str, "the suite")
+    name = _text(_require(data, "name", str, "the suite"), "name")
     defaults = {
         "split": data.get("split", "test"),
-        "seed": _typed(data.get("seed", 0), int, "seed"),
+        "seed": _non_negative(data.get("seed", 0), "seed"),
         "episodes": _typed(data.get("episodes", 100), int, "episodes"),
         "index_tasks": _typed(data.get("index_tasks", False), bool, "index_tasks"),
     }
-    envs = [
-        _build_env(entry, defaults, f"envs[{i}]") for i, entry in enumerate(data.get("envs", []))
-    ]
-    imports = list(data.get("imports", []))
-    for included in data.get("include", []):
+    entries = data.get("envs", [])
+    if not isinstance(entries, list):
+        raise SuiteError(
+            "envs must be an array of tables: write [[envs]] (double brackets) above each env"
+        )
+    envs = [_build_env(entry, defaults, f"envs[{i}]") for i, entry in enumerate(entries)]
+    imports = _strings(data, "imports")
+    for included in _strings(data, "include"):
         suite = _load_included(included, base, seen)
         envs.extend(suite.envs)
         imports.extend(module for module in suite.imports if module not in imports)
-    sampling = dict(_table(data, "sampling", SAMPLING_KEYS))
-    if "stop" in sampling:
-        sampling["stop"] = tuple(sampling["stop"])
+    sampling = _sampling(data)
+    samples = _typed(data.get("samples", 1), int, "samples")
+    if samples > 1 and sampling.seed is not None:
+        raise SuiteError(
+            f"sampling.seed with samples = {samples} gives every sample of a task the same seed: "
+            "seeded servers (vLLM, OpenAI) then return one reply k times and pass@k equals "
+            "pass@1; remove sampling.seed (the suite's seed already pins the tasks)"
+        )
+    bootstrap = _table(data, "bootstrap", BOOTSTRAP_KEYS)
+    resamples = bootstrap.get("resamples", Bootstrap.resamples)
+    if _is_int(resamples) and resamples > MAX_RESAMPLES:
+        raise SuiteError(f"bootstrap.resamples must be <= {MAX_RESAMPLES}, got {resamples}")
     return Suite(
         name=name,
-        description=str(data.get("description", "")),
+        description=_typed(data.get("description", ""), str, "description"),
         envs=tuple(envs),
-        samples=data.get("samples", 1),
-        pass_at_k=tuple(data.get("pass_at_k", [1])),
-        sampling=SamplingParams(**sampling),
-        bootstrap=Bootstrap(**_table(data, "bootstrap", BOOTSTRAP_KEYS)),
+        samples=samples,
+        pass_at_k=tuple(_typed(data.get("pass_at_k", [1]), list, "pass_at_k")),
+        sampling=sampling,
+        bootstrap=Bootstrap(**bootstrap),
         imports=tuple(imports),
         source=source,
     )
+
+
+def _sampling(data: Mapping[str, Any]) -> SamplingParams:
+    sampling = _table(data, "sampling", SAMPLING_TYPES)
+    for key, value in sampling.items():
+        kinds = SAMPLING_TYPES[key]
+        if not isinstance(value, kinds) or isinstance(value, bool):
+            names = " or ".join(_KIND_NAMES[kind] for kind in kinds)
+            raise SuiteError(f"sampling.{key} must be {names}, got {value!r}")
+    if "stop" in sampling:  # a bare string would be split into one-character stop strings
+        if not all(isinstance(stop, str) and stop for stop in sampling["stop"]):
+            raise SuiteError(
+                f"sampling.stop must be an array of non-empty strings, e.g. stop = "
+                f'["</answer>"], got {sampling["stop"]!r}'
+            )
+        sampling["stop"] = tuple(sampling["stop"])
+    return SamplingParams(**sampling)
 
 
 def _build_env(entry: Any, defaults: Mapping[str, Any], where: str) -> SuiteEnv:
@@ -306,9 +353,9 @@ def _build_env(entry: Any, defaults: Mapping[str, Any], where: str) -> SuiteEnv:
         kwargs["split"] = split
     return SuiteEnv(
         id=env_id,
-        label=_typed(entry.get("label", env_id), str, f"{where}.label"),
+        label=_text(_typed(entry.get("label", env_id), str, f"{where}.label"), f"{where}.label"),
         kwargs=kwargs,
-        seed=_typed(entry.get("seed", defaults["seed"]), int, f"{where}.seed"),
+        seed=_non_negative(entry.get("seed", defaults["seed"]), f"{where}.seed"),
         episodes=_positive(entry.get("episodes", defaults["episodes"]), f"{where}.episodes"),
         index_tasks=_typed(
             entry.get("index_tasks", defaults["index_tasks"]), bool, f"{where}.index_tasks"
@@ -317,20 +364,31 @@ def _build_env(entry: Any, defaults: Mapping[str, Any], where: str) -> SuiteEnv:
 
 
 def _load_included(included: Any, base: Path | None, seen: tuple[str, ...]) -> Suite:
-    if not isinstance(included, str):
-        raise SuiteError(f"include entries must be suite names or paths, got {included!r}")
     if included.endswith(".toml"):
         if base is None:
             raise SuiteError(f"a built-in suite cannot include the file {included!r}")
         path = base / included
-        source, text, next_base = str(path), _read(path), path.parent
+        source, next_base = str(path), path.parent
     else:
         if included not in builtin_suite_names():
             raise SuiteError(f"include: no built-in suite {included!r}")
-        source, text, next_base = f"builtin:{included}", _builtin_text(included), None
-    if source in seen:
+        path, source, next_base = None, f"builtin:{included}", None
+    # Cycles are found by the real file (`sub/../a.toml` is `a.toml`), not by the spelling.
+    key = _identity(source, path)
+    if key in [_identity(other, None) for other in seen]:
         raise SuiteError(f"include cycle: {' -> '.join((*seen, source))}")
-    return _build_suite(tomllib.loads(text), source, next_base, (*seen, source))
+    text = _read(path) if path is not None else _builtin_text(included)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SuiteError(f"include: {source}: invalid TOML: {exc}") from None
+    return _build_suite(data, key, next_base, (*seen, key))
+
+
+def _identity(source: str, path: Path | None) -> str:
+    if source.startswith("builtin:") or source.startswith("<"):
+        return source
+    return str((path if path is not None else Path(source)).resolve())
 
 
 def _read(path: Path) -> str:
@@ -345,7 +403,9 @@ def _check_keys(data: Mapping[str, Any], allowed: Sequence[str] | Mapping[str, s
         raise SuiteError(f"{where} has unknown keys {unknown}; allowed: {sorted(allowed)}")
 
 
-def _table(data: Mapping[str, Any], key: str, allowed: Sequence[str]) -> dict[str, Any]:
+def _table(
+    data: Mapping[str, Any], key: str, allowed: Sequence[str] | Mapping[str, Any]
+) -> dict[str, Any]:
     table = data.get(key, {})
     if not isinstance(table, Mapping):
         raise SuiteError(f"{key} must be a table, got {table!r}")
@@ -361,7 +421,34 @@ def _require(data: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
 
 def _typed(value: Any, kind: type, where: str) -> Any:
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise SuiteError(f"{where} must be a {kind.__name__}, got {value!r}")
+        name = _KIND_NAMES.get(kind, f"a {kind.__name__}")
+        raise SuiteError(f"{where} must be {name}, got {value!r}")
+    return value
+
+
+_KIND_NAMES = {list: "an array", dict: "a table", int: "an int", float: "a float", str: "a string"}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _text(value: str, where: str) -> str:
+    if not value.strip():
+        raise SuiteError(f"{where} must not be empty")
+    return value
+
+
+def _strings(data: Mapping[str, Any], key: str) -> list[str]:
+    values = _typed(data.get(key, []), list, key)
+    if not all(isinstance(value, str) for value in values):
+        raise SuiteError(f'{key} must be an array of strings, e.g. {key} = ["..."], got {values!r}')
+    return list(values)
+
+
+def _non_negative(value: Any, where: str) -> int:
+    if _typed(value, int, where) < 0:
+        raise SuiteError(f"{where} must be >= 0 (seeds are non-negative), got {value}")
     return value
 
 
@@ -395,6 +482,18 @@ def _env_problem(env: SuiteEnv) -> str | None:
         return None
     hint = " (set split = false in its [[envs]] entry)" if "split" in unknown else ""
     return f"{env.id} ({entry}) takes no argument {unknown}{hint}"
+
+
+def _make_problem(env: SuiteEnv) -> str | None:
+    try:
+        gym.make(env.id, **dict(env.kwargs)).close()
+    except Exception as exc:  # any failure of the env's constructor is the suite's to fix
+        return (
+            f"{env.label}: gym.make({env.id!r}, **{dict(env.kwargs)!r}) failed: "
+            f"{type(exc).__name__}: {exc} (if the kwargs or split are the cause, fix them in "
+            "the suite)"
+        )
+    return None
 
 
 def _resolve(entry: Any) -> Any:

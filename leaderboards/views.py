@@ -4,9 +4,29 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from rlvr.leaderboards.results import BenchResult
+
+# C0/C1 controls (escape sequences, carriage returns), bidi embeddings, overrides and isolates,
+# and the Unicode line separators.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def printable(text: object, *, keep_newlines: bool = False) -> str:
+    """`text` with control and bidi-override characters written out as escapes (`\\x1b`,
+    `\\u202e`): a result name or a model's reply can then neither drive the terminal (move the
+    cursor, overwrite a row) nor reorder the text displayed around it."""
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        if keep_newlines and char in "\n\r\t":
+            return char
+        code = ord(char)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return _UNSAFE.sub(escape, str(text))
 
 
 def fmt_score(value: float | None, digits: int = 3) -> str:
@@ -37,10 +57,10 @@ def fmt_seconds(seconds: float) -> str:
 
 def suite_header(result: BenchResult) -> str:
     suite = result.suite
-    envs = ", ".join(f"{env.label} x{env.episodes}" for env in suite.envs)
+    envs = ", ".join(f"{printable(env.label)} x{env.episodes}" for env in suite.envs)
     confidence = round(suite.bootstrap.confidence * 100)
     return (
-        f"suite {suite.name}: {envs}; {suite.samples} sample(s) per task, temperature "
+        f"suite {printable(suite.name)}: {envs}; {suite.samples} sample(s) per task, temperature "
         f"{suite.sampling.temperature}; {confidence}% bootstrap intervals"
     )
 
@@ -54,14 +74,14 @@ def terminal_table(ranked: Sequence[BenchResult]) -> str:
     ks = list(first.pass_at_k)
     labels = first.suite.labels
     header = ["#", "id", "name", "score", f"{confidence}% CI", *[f"pass@{k}" for k in ks]]
-    header += [*labels, "tokens", "time", "infra"]
+    header += [*map(printable, labels), "tokens", "time", "infra"]
     rows = []
     for position, result in enumerate(ranked, start=1):
         rows.append(
             [
                 str(position),
                 str(result.id),
-                result.name,
+                printable(result.name),
                 fmt_score(result.score),
                 fmt_interval(result.ci_low, result.ci_high),
                 *[fmt_score(result.pass_at_k.get(k)) for k in ks],
@@ -88,15 +108,17 @@ def terminal_table(ranked: Sequence[BenchResult]) -> str:
 def result_summary(result: BenchResult) -> str:
     """A few lines about one result (printed after `rlvr bench`)."""
     lines = [
-        f"result #{result.id} {result.name!r} on suite {result.suite.name}: score "
+        f"result #{result.id} {printable(result.name)!r} on suite {printable(result.suite.name)}: "
+        f"score "
         f"{fmt_score(result.score)} {fmt_interval(result.ci_low, result.ci_high)}"
     ]
     for env in result.envs:
         passes = " ".join(f"pass@{k} {fmt_score(v)}" for k, v in env.pass_at_k.items())
         lines.append(
-            f"  {env.label:<28} {fmt_score(env.score)} {fmt_interval(env.ci_low, env.ci_high)}  "
+            f"  {printable(env.label):<28} {fmt_score(env.score)} "
+            f"{fmt_interval(env.ci_low, env.ci_high)}  "
             f"{passes}  episodes {env.episodes} (infra errors {env.infra_errors})  "
-            f"tokens {fmt_tokens(env.completion_tokens)}  verifier {env.verifier_id}"
+            f"tokens {fmt_tokens(env.completion_tokens)}  verifier {printable(env.verifier_id)}"
         )
     lines.append(
         f"  time {fmt_seconds(result.seconds)} ({result.run.get('parallel')} x "

@@ -2,15 +2,24 @@
 
 `index.html` has, per suite, a sortable ranked table, a bar chart per env with the bootstrap
 intervals as error bars, and what is needed to reproduce each result; every bar and table row
-links to trace pages (`traces/<id>/<env>.html`) holding every episode's messages and verdict.
+links to trace pages (`traces/<id>/<n>-<env>.html`, then `...-p2.html`, ... for long runs)
+holding every episode's messages and verdict.
+
+Everything shown comes from results, suites and model replies, so it is treated as hostile: it
+is HTML-escaped, its control and bidi-override characters are written out (`printable`), long
+strings wrap or are clipped, and a Content-Security-Policy allows only the page's own inline
+style and sorting script (no other script, no network).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import itertools
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from html import escape
@@ -18,9 +27,22 @@ from pathlib import Path
 
 from rlvr.agents.evaluate import EpisodeRecord
 from rlvr.leaderboards.results import BenchResult
-from rlvr.leaderboards.views import fmt_interval, fmt_score, fmt_seconds, fmt_tokens, suite_header
+from rlvr.leaderboards.views import (
+    fmt_interval,
+    fmt_score,
+    fmt_seconds,
+    fmt_tokens,
+    printable,
+    suite_header,
+)
 
-TracesLoader = Callable[[int], dict[str, list[EpisodeRecord]]]
+TracesLoader = Callable[[int, str], Iterable[EpisodeRecord]]
+"""`load(result_id, env_label)`: that env's episodes in order (`ResultStore.iter_traces`)."""
+
+TRACE_PAGE_EPISODES = 500
+"""Episodes per trace page (100k episodes make 200 pages, not one page no browser can open)."""
+SHOWN_CHARS = 200
+"""Names and agent specs longer than this are clipped on the index (the store keeps them whole)."""
 
 
 @dataclass
@@ -32,7 +54,11 @@ class Board:
 
 
 def write_site(out: str | Path, boards: Sequence[Board], load_traces: TracesLoader) -> Path:
-    """Write the site into `out` (a folder for `index.html`, or an `.html` file); return it."""
+    """Write the site into `out` (a folder for `index.html`, or an `.html` file); return it.
+
+    Traces are read one env at a time through `load_traces` and written page by page, so memory
+    does not grow with the number of episodes.
+    """
     out = Path(out)
     page = out if out.suffix == ".html" else out / "index.html"
     traces_dir = page.parent / ("traces" if page.name == "index.html" else f"{page.stem}-traces")
@@ -41,12 +67,12 @@ def write_site(out: str | Path, boards: Sequence[Board], load_traces: TracesLoad
         for result in board.ranked:
             if result.id is None:
                 raise ValueError(f"result {result.name!r} is not stored; add it to a store first")
-            traces = load_traces(result.id)
-            for label, records in traces.items():
-                path = traces_dir / str(result.id) / f"{slug(label)}.html"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                back = "../../" + page.name
-                path.write_text(trace_page(result, label, records, back), encoding="utf-8")
+            (traces_dir / str(result.id)).mkdir(parents=True, exist_ok=True)
+            for label in result.suite.labels:
+                records = load_traces(result.id, label)
+                for number, html in trace_pages(result, label, records, "../../" + page.name):
+                    path = traces_dir / str(result.id) / trace_file(result, label, number)
+                    path.write_text(html, encoding="utf-8")
     prefix = traces_dir.name
     page.write_text(index_page(boards, prefix), encoding="utf-8")
     return page
@@ -56,8 +82,39 @@ def slug(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", label)
 
 
-def trace_href(prefix: str, result: BenchResult, label: str) -> str:
-    return f"{prefix}/{result.id}/{slug(label)}.html"
+def trace_href(prefix: str, result: BenchResult, label: str, page: int = 1) -> str:
+    return f"{prefix}/{result.id}/{trace_file(result, label, page)}"
+
+
+def trace_file(result: BenchResult, label: str, page: int = 1) -> str:
+    # The env's position keeps names unique: labels "a/b" and "a_b" share a slug.
+    position = result.suite.labels.index(label) + 1
+    suffix = "" if page == 1 else f"-p{page}"
+    return f"{position}-{slug(label)[:80]}{suffix}.html"
+
+
+def _csp(*inline: str) -> str:
+    """A Content-Security-Policy allowing only these inline `<style>`/`<script>` bodies."""
+    hashes = {
+        kind: " ".join(
+            f"'sha256-{base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()}'"
+            for body_kind, body in inline
+            if body_kind == kind
+        )
+        or "'none'"
+        for kind in ("style", "script")
+    }
+    policy = (
+        f"default-src 'none'; style-src {hashes['style']}; script-src {hashes['script']}; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    return f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
+
+
+def _show(text: object, limit: int | None = None) -> str:
+    """Untrusted text as HTML: control and bidi characters written out, escaped, maybe clipped."""
+    shown = printable(text)
+    return escape(_clip(shown, limit) if limit is not None else shown)
 
 
 # --- the index page -------------------------------------------------------------------------------
@@ -80,6 +137,9 @@ svg rect.bar { fill: #4c78a8; } svg a:hover rect.bar { fill: #2b5687; }
 svg line.ci { stroke: #1d2330; stroke-width: 1.5; }
 svg line.axis { stroke: #99a; }
 details { margin: .4em 0; } pre { white-space: pre-wrap; margin: .2em 0; }
+h1, h2, p, pre, summary, td.text { overflow-wrap: anywhere; }
+td.text { min-width: 8em; max-width: 28em; } .scroll { overflow-x: auto; }
+nav.pages { margin: 1em 0; } nav.pages a { margin-right: 1em; }
 .msg { border-left: 3px solid #ccd; padding-left: .6em; margin: .4em 0; }
 .msg.assistant { border-color: #4c78a8; } .msg.system { border-color: #aaa; }
 .correct { color: #18794e; } .incorrect, .unparsable { color: #b42318; } .error { color: #b54708; }
@@ -119,6 +179,7 @@ def index_page(boards: Sequence[Board], prefix: str) -> str:
 <html lang="en">
 <head>
 <meta charset="utf-8">
+{_csp(("style", _CSS), ("script", _SORT_JS))}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>rlvr-gym leaderboard</title>
 <style>{_CSS}</style>
@@ -141,8 +202,8 @@ def _board_section(board: Board, prefix: str) -> str:
         return ""
     first = ranked[0]
     return f"""<section class="suite" id="suite-{escape(slug(board.suite))}">
-<h2>{escape(board.suite)}</h2>
-<p>{escape(first.suite.description)}</p>
+<h2>{_show(board.suite)}</h2>
+<p>{_show(first.suite.description, SHOWN_CHARS * 5)}</p>
 <p class="meta">{escape(suite_header(first))}</p>
 {_table(ranked, prefix)}
 <div class="charts">
@@ -168,20 +229,22 @@ def _table(ranked: Sequence[BenchResult], prefix: str) -> str:
     head += [(f"pass@{k}", "num") for k in ks] + [(label, "num") for label in labels]
     head += [("Tokens", "num"), ("Time", "num"), ("Traces", "text")]
     th = "".join(
-        f'<th data-type="{kind}" class="{kind}" scope="col">{escape(title)}</th>'
+        f'<th data-type="{kind}" class="{kind}" scope="col">{_show(title, 40)}</th>'
         for title, kind in head
     )
     rows = []
     for position, result in enumerate(ranked, start=1):
         links = " ".join(
             f'<a class="trace-link" href="{escape(trace_href(prefix, result, label))}">'
-            f"{escape(label)}</a>"
+            f"{_show(label)}</a>"
             for label in labels
         )
+        name = _clip(printable(result.name), SHOWN_CHARS)
+        spec = _clip(printable(result.agent.get("spec") or ""), SHOWN_CHARS)
         cells = [
             _td(str(position), position),
-            _td(result.name, result.name, text=True),
-            _td(result.agent.get("spec") or "", result.agent.get("spec") or "", text=True),
+            _td(name, name, text=True),
+            _td(spec, spec, text=True),
             _td(fmt_score(result.score), result.score),
             _td(fmt_interval(result.ci_low, result.ci_high), result.ci_high - result.ci_low),
             *[_td(fmt_score(result.pass_at_k.get(k)), result.pass_at_k.get(k)) for k in ks],
@@ -193,8 +256,8 @@ def _table(ranked: Sequence[BenchResult], prefix: str) -> str:
         rows.append(f'<tr data-result="{result.id}">{"".join(cells)}</tr>')
     board_id = f"board-{slug(first.suite.name)}"
     return (
-        f'<table class="board sortable" id="{escape(board_id)}"><thead><tr>{th}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f'<div class="scroll"><table class="board sortable" id="{escape(board_id)}"><thead><tr>'
+        f"{th}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
@@ -226,8 +289,8 @@ def _chart(ranked: Sequence[BenchResult], label: str, prefix: str) -> str:
                 f'<line class="ci" x1="{x2:.1f}" x2="{x2:.1f}" y1="{mid - 5}" y2="{mid + 5}"/>'
             )
         title = (
-            f"{result.name}: {fmt_score(env.score)} {fmt_interval(env.ci_low, env.ci_high)}, "
-            f"{env.judged} judged episodes"
+            f"{_clip(printable(result.name), SHOWN_CHARS)}: {fmt_score(env.score)} "
+            f"{fmt_interval(env.ci_low, env.ci_high)}, {env.judged} judged episodes"
         )
         parts.append(
             f'<a class="bar-link" href="{escape(trace_href(prefix, result, label))}">'
@@ -235,7 +298,7 @@ def _chart(ranked: Sequence[BenchResult], label: str, prefix: str) -> str:
             f'data-ci-low="{_num(env.ci_low)}" data-ci-high="{_num(env.ci_high)}">'
             f"<title>{escape(title)}</title>"
             f'<text x="{name_width - 8}" y="{y + row / 2 + 2}" text-anchor="end">'
-            f"{escape(_clip(result.name, 24))}</text>"
+            f"{_show(result.name, 24)}</text>"
             f'<rect class="bar" x="{name_width}" y="{y + 3}" width="{length:.1f}" '
             f'height="{row - 10}"/>{interval}'
             f'<text x="{name_width + bar_width + 8}" y="{y + row / 2 + 2}">'
@@ -248,7 +311,7 @@ def _chart(ranked: Sequence[BenchResult], label: str, prefix: str) -> str:
         for t in (0, 0.5, 1)
     )
     return (
-        f'<figure class="chart" data-env="{escape(label)}"><figcaption>{escape(label)}</figcaption>'
+        f'<figure class="chart" data-env="{escape(label)}"><figcaption>{_show(label)}</figcaption>'
         f'<svg role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         f'xmlns="http://www.w3.org/2000/svg">{"".join(parts)}'
         f'<line class="axis" x1="{name_width}" x2="{name_width + bar_width}" y1="{axis_y}" '
@@ -266,18 +329,18 @@ def _provenance(ranked: Sequence[BenchResult]) -> str:
         git = result.code.get("git") or {}
         commit = git.get("commit", "")[:12] + (" (dirty)" if git.get("dirty") else "")
         envs = "<br>".join(
-            escape(f"{env.label}: {env.verifier_id}; tasks {env.dataset_hash[:16]}")
+            _show(f"{env.label}: {env.verifier_id}; tasks {env.dataset_hash[:16]}", SHOWN_CHARS)
             for env in result.envs
         )
         sampling = json.dumps(result.agent.get("sampling", {}), sort_keys=True)
         rejudged = f" (re-judged #{result.reverified_from})" if result.reverified_from else ""
         rows.append(
-            f"<tr><td>{result.id}</td><td class='text'>{escape(result.name)}</td>"
-            f"<td class='text'>{escape(str(result.agent.get('spec')))}<br>"
-            f"<code>{escape(sampling)}</code></td>"
-            f"<td class='text'>rlvr-gym {escape(result.code.get('rlvr_gym', '?'))} "
-            f"{escape(commit or 'no git checkout')}</td><td class='text'>{envs}</td>"
-            f"<td class='text'>{escape(result.code.get('created_at', ''))}"
+            f"<tr><td>{result.id}</td><td class='text'>{_show(result.name, SHOWN_CHARS)}</td>"
+            f"<td class='text'>{_show(result.agent.get('spec'), SHOWN_CHARS)}<br>"
+            f"<code>{_show(sampling, SHOWN_CHARS * 5)}</code></td>"
+            f"<td class='text'>rlvr-gym {_show(result.code.get('rlvr_gym', '?'))} "
+            f"{_show(commit or 'no git checkout')}</td><td class='text'>{envs}</td>"
+            f"<td class='text'>{_show(result.code.get('created_at', ''))}"
             f"{rejudged}"
             "</td></tr>"
         )
@@ -292,45 +355,97 @@ def _provenance(ranked: Sequence[BenchResult]) -> str:
 # --- trace pages ----------------------------------------------------------------------------------
 
 
-def trace_page(result: BenchResult, label: str, records: Sequence[EpisodeRecord], back: str) -> str:
+def trace_pages(
+    result: BenchResult, label: str, records: Iterable[EpisodeRecord], back: str
+) -> Iterator[tuple[int, str]]:
+    """(page number, HTML) of the trace pages of one env, `TRACE_PAGE_EPISODES` episodes each."""
+    chunks = _chunks(records, TRACE_PAGE_EPISODES)
+    chunk = next(chunks, [])
+    number = 1
+    while True:
+        following = next(chunks, None)
+        yield number, trace_page(result, label, chunk, back, number, following is not None)
+        if following is None:
+            return
+        chunk, number = following, number + 1
+
+
+def _chunks(records: Iterable[EpisodeRecord], size: int) -> Iterator[list[EpisodeRecord]]:
+    iterator = iter(records)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+def trace_page(
+    result: BenchResult,
+    label: str,
+    records: Sequence[EpisodeRecord],
+    back: str,
+    page: int = 1,
+    more: bool = False,
+) -> str:
     env = result.env(label)
     episodes = "\n".join(_episode(record) for record in records)
+    nav = _page_nav(result, label, page, more, len(records), env.episodes)
+    name = _show(result.name, SHOWN_CHARS)
     return f"""<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>Traces: {escape(result.name)} on {escape(label)}</title>
+{_csp(("style", _CSS))}
+<title>Traces: {name} on {_show(label)}</title>
 <style>{_CSS}</style>
 </head>
 <body>
 <p><a href="{escape(back)}">&larr; leaderboard</a></p>
-<h1>{escape(result.name)} on {escape(label)}</h1>
-<p class="meta">Result #{result.id}, suite {escape(result.suite.name)}; score
-{fmt_score(env.score)} {fmt_interval(env.ci_low, env.ci_high)}; {len(records)} episodes
-({env.infra_errors} infrastructure errors); verifier {escape(env.verifier_id)}.</p>
+<h1>{name} on {_show(label)}</h1>
+<p class="meta">Result #{result.id}, suite {_show(result.suite.name)}; score
+{fmt_score(env.score)} {fmt_interval(env.ci_low, env.ci_high)}; {env.episodes} episodes
+({env.infra_errors} infrastructure errors); verifier {_show(env.verifier_id)}.</p>
+{nav}
 {episodes}
+{nav}
 </body>
 </html>
 """
+
+
+def _page_nav(
+    result: BenchResult, label: str, page: int, more: bool, shown: int, total: int
+) -> str:
+    if page == 1 and not more:
+        return ""
+    first = (page - 1) * TRACE_PAGE_EPISODES + 1
+
+    def link(number: int, text: str) -> str:
+        return f'<a href="{escape(trace_file(result, label, number))}">{text}</a>'
+
+    parts = [f"episodes {first}&ndash;{first + shown - 1} of {total}"]
+    if page > 1:
+        parts += [link(1, "&laquo; first"), link(page - 1, "&lsaquo; previous")]
+    if more:
+        parts.append(link(page + 1, "next &rsaquo;"))
+    return f'<nav class="pages">{" ".join(parts)}</nav>'
 
 
 def _episode(record: EpisodeRecord) -> str:
     status = (record.verdict or {}).get("status", "none")
     summary = (
         f"episode {record.episode} · sample {record.sample} · seed {record.seed} · "
-        f"task {record.task_id} · return {record.total_reward:.3f} · {status}"
+        f"task {printable(record.task_id)} · return {record.total_reward:.3f} · "
+        f"{printable(status)}"
         + (" · infrastructure error" if record.infra_error else "")
         + (" · truncated" if record.truncated else "")
     )
     messages = "".join(
-        f'<div class="msg {escape(str(m.get("role")))}"><b>{escape(str(m.get("role")))}</b>'
-        f"<pre>{escape(str(m.get('content')))}</pre></div>"
+        f'<div class="msg {escape(slug(str(m.get("role"))))}"><b>{_show(m.get("role"))}</b>'
+        f"<pre>{escape(printable(m.get('content'), keep_newlines=True))}</pre></div>"
         for m in record.messages
     )
     verdict = escape(json.dumps(record.verdict, indent=2, default=str))
     return (
         f'<details class="episode" id="ep-{record.episode}-{record.sample}">'
-        f'<summary><span class="{escape(status)}">{escape(summary)}</span></summary>'
+        f'<summary><span class="{escape(slug(str(status)))}">{escape(summary)}</span></summary>'
         f"{messages}<p>rewards per turn: {escape(str(record.rewards))}</p>"
         f"<pre class='verdict'>{verdict}</pre></details>"
     )

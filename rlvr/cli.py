@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import threading
 from collections.abc import Sequence
 
 COMMAND_MODULES = (
@@ -43,7 +45,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
+        if _busy_threads():  # e.g. requests to a hung API server: exiting would wait for them
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
         return 130
+
+
+def _busy_threads() -> bool:
+    main = threading.main_thread()
+    return any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate())
 
 
 def _version() -> str:

@@ -83,6 +83,11 @@ class GRPOConfig:
             raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {self.loss_type!r}")
         if self.lr <= 0:
             raise ValueError(f"lr must be > 0, got {self.lr}")
+        if self.weight_decay < 0 or not all(0 <= beta < 1 for beta in self.adam_betas):
+            raise ValueError(
+                f"need weight_decay >= 0 and adam_betas in [0, 1), got {self.weight_decay}, "
+                f"{self.adam_betas} (e.g. adam_betas=(0.9, 0.99))"
+            )
         if self.clip_low < 0 or self.clip_high < 0 or self.clip_low >= 1:
             raise ValueError(
                 f"need 0 <= clip_low < 1 and clip_high >= 0, got {self.clip_low}, {self.clip_high}"
@@ -118,17 +123,18 @@ class GRPOConfig:
 def group_advantages(
     rewards: torch.Tensor, groups: torch.Tensor, scale: bool, eps: float = 1e-4
 ) -> torch.Tensor:
-    """(r - mean of the group) / (std of the group + eps), std unbiased; a group of one gets 0."""
+    """(r - mean of the group) / (std of the group + eps), std unbiased; a group of one, or of
+    equal rewards, gets exactly 0."""
     advantages = torch.zeros_like(rewards)
     for group in groups.unique():
         members = groups == group
-        if int(members.sum()) < 2:
-            continue
         values = rewards[members]
+        # equal rewards carry no signal; their float mean is not exact (7 x 0.1 / 7 != 0.1), and
+        # the rounding error over a tiny std would become advantages of about 1e-4
+        if int(members.sum()) < 2 or bool(values.max() == values.min()):
+            continue
         centred = values - values.mean()
-        std = values.std()
-        # equal rewards: centred is all zeros already (and 0 / 0 must not become nan)
-        advantages[members] = centred / (std + eps) if scale and std > 0 else centred
+        advantages[members] = centred / (values.std() + eps) if scale else centred
     return advantages
 
 
@@ -187,7 +193,7 @@ class GRPOLearner:
         if not kept:
             return {**metrics, "losses/skipped": 1.0}
         model = self.policy.model
-        model.train()
+        model.eval()  # no dropout: pi, pi_old and pi_ref must be the same function of the weights
         batch = make_batch(kept, self.policy.tokenizer.pad_token_id, self.policy.device)
         advantages = group_advantages(batch.rewards, batch.groups, config.scales_rewards)
         mask = batch.loss_mask

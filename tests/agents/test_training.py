@@ -10,6 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from rlvr.agents import SamplingParams  # noqa: E402
+from rlvr.agents.errors import TrainingError  # noqa: E402
 from rlvr.agents.hf import HFPolicy, LoraSettings  # noqa: E402
 from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner  # noqa: E402
 from rlvr.agents.learners.ppo import PPOConfig  # noqa: E402
@@ -155,6 +156,15 @@ def test_resume_true_picks_the_latest_checkpoint_and_keeps_the_metrics_consisten
     assert logged_steps() == [1]
 
 
+def test_resuming_with_another_learner_or_model_is_refused(tiny_path, tmp_path):
+    train(config(tiny_path, tmp_path, steps=1))
+    with pytest.raises(TrainingError, match="another algo 'grpo' \\(now 'ppo'\\)"):
+        train(config(tiny_path, tmp_path, steps=2, algo="ppo"), resume=True)
+    with pytest.raises(TrainingError, match="another lora None"):
+        train(config(tiny_path, tmp_path, steps=2, lora=LoraSettings(r=2)), resume=True)
+    assert train(config(tiny_path, tmp_path, steps=2), resume=True).steps == 2
+
+
 def test_infra_errors_are_dropped_from_the_loss_and_counted(tiny_path):
     policy = HFPolicy(tiny_path)
     collector = RolloutCollector(
@@ -170,6 +180,31 @@ def test_infra_errors_are_dropped_from_the_loss_and_counted(tiny_path):
     skipped = learner.update(broken)
     assert skipped["losses/skipped"] == 1.0
     assert all(torch.equal(a, b) for a, b in zip(before, learner.parameters))
+
+
+def test_an_infra_error_sample_is_left_out_of_its_groups_baseline(tiny_path):
+    """A failed verification says nothing about the reply: the update must be the one of the
+    group without it, whatever reward the failed sample carries."""
+    policy = HFPolicy(tiny_path)
+    collector = RolloutCollector(
+        policy, [EnvSpec("test/Digits-v0")], group_size=4, sampling=SamplingParams(max_new_tokens=6)
+    )
+    episodes = collector.collect([(0, 1), (0, 2)], torch.Generator().manual_seed(3))
+    assert len({e.reward for e in episodes if e.group == 0}) > 1
+    broken = episodes[1]
+    broken.record.infra_error = True
+    results = []
+    for batch, broken_reward in (
+        (episodes, 0.0),
+        (episodes, 1.0),
+        (episodes[:1] + episodes[2:], 0),
+    ):
+        broken.record.rewards = [broken_reward]
+        learner = GRPOLearner(HFPolicy(tiny_path), GRPOConfig(lr=1e-3))
+        learner.update(batch)
+        results.append(snapshot(learner.parameters))
+    for first, *others in zip(*results):
+        assert all(torch.equal(first, other) for other in others)
 
 
 def test_gradient_accumulation_matches_one_big_batch(tiny_path):
@@ -255,6 +290,13 @@ def test_held_out_split_is_used_for_evaluation():
         ({"group_size": 1}, "set group_size >= 2"),
         ({"envs": []}, "give at least one EnvSpec"),
         ({"temperature": 0.0}, "temperature must be > 0"),
+        ({"stop": "</answer>"}, "stop must be a tuple of non-empty strings"),
+        ({"stop": ("",)}, "stop must be a tuple of non-empty strings"),
+        ({"threads": 0}, "threads must be >= 1"),
+        ({"top_p": 0.0}, "top_p must be in"),
+        ({"dtype": "fp16"}, "dtype must be"),
+        ({"algo": "ppo", "ppo": PPOConfig(minibatches=13)}, "lower it or raise the batch"),
+        ({"lora": LoraSettings(dropout=0.1)}, "set LoraSettings\\(dropout=0.0\\)"),
     ],
 )
 def test_train_config_errors_name_the_fix(tiny_path, tmp_path, overrides, fix):
@@ -302,3 +344,38 @@ def test_rlvr_eval_with_an_hf_agent(tiny_path, tmp_path, capsys):
     assert "success rate" in capsys.readouterr().out
     rows = [json.loads(line) for line in traces.read_text().splitlines()]
     assert len(rows) == 3 and all(row["completion_tokens"] > 0 for row in rows)
+
+
+def train_command(*arguments):
+    return main(["train", "--steps", "1", "--prompts", "1", "--group-size", "2",
+                 "--max-new-tokens", "4", "--eval-episodes", "2", "--no-progress",
+                 "--no-tensorboard", *arguments])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--env", "test/Nope-v0"], "doesn't exist"),
+        (["--env", "test/Add-v0", "--kwargs", '{"difficult": 1}'], "bad kwargs"),
+        (["--env", "test/Add-v0", "--heldout-kwargs", '{"spilt": "test"}'], "bad held-out kwargs"),
+        (["--env", "rlvr/MathSelfCorrect-v0"], "--heldout-kwargs"),
+        (["--env", "test/Add-v0", "--chat-template", "/nonexistent/template.jinja"], "No such"),
+    ],
+    ids=["unknown-env", "bad-kwargs", "bad-heldout-kwargs", "no-test-split", "missing-template"],
+)
+def test_rlvr_train_reports_bad_input_in_one_line(tiny_path, tmp_path, capsys, arguments, message):
+    code = train_command("--model", str(tiny_path), "--out", str(tmp_path), *arguments)
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "Traceback" not in err
+    assert not (tmp_path / "checkpoints").exists()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"), [("{bad", "not valid JSON"), ("[1, 2]", "must be a JSON object")]
+)
+def test_rlvr_train_refuses_kwargs_that_are_not_a_json_object(tiny_path, capsys, kwargs, message):
+    with pytest.raises(SystemExit) as exit_:
+        train_command("--env", "test/Add-v0", "--model", str(tiny_path), "--kwargs", kwargs)
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err

@@ -11,11 +11,13 @@ import json
 import shutil
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +138,60 @@ def write_toy_suite(folder: Path, text: str = TOY_SUITE) -> Path:
     path = folder / "toy.toml"
     path.write_text(text)
     return path
+
+
+# --- an OpenAI-compatible server on loopback that breaks mid-run ---------------------------------
+
+
+class FlakyChatServer:
+    """Replies "yes" to the first `good` requests, then fails as `mode` says: "500" (HTTP 500),
+    "abort" (HTTP 200 with an aborted, empty generation) or "hang" (never answers)."""
+
+    def __init__(self, good: int, mode: str) -> None:
+        self.requests = 0
+        self.release = threading.Event()  # lets hanging handlers go at the end
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers["Content-Length"]))
+                server.requests += 1
+                choice = {"message": {"role": "assistant", "content": "yes"}}
+                if server.requests <= good:
+                    return self._reply(200, {"choices": [{**choice, "finish_reason": "stop"}]})
+                if mode == "hang":
+                    server.release.wait(60)
+                    return None
+                if mode == "abort":
+                    choice = {"message": {"role": "assistant", "content": None}}
+                    return self._reply(200, {"choices": [{**choice, "finish_reason": "abort"}]})
+                return self._reply(500, {"error": "engine died"})
+
+            def _reply(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                with suppress(OSError):
+                    self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> FlakyChatServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
 
 
 # --- a headless browser, driven through chromedriver's W3C WebDriver HTTP API ---------------------

@@ -35,7 +35,7 @@ def test_page_is_self_contained(site: Path) -> None:
     assert "<script src" not in page and "<link" not in page
     external = re.findall(r'(?:src|href)="(https?:[^"]*)"', page)
     assert external == []
-    assert (site.parent / "traces" / "2" / "lbtest_Yes-v0.html").is_file()
+    assert (site.parent / "traces" / "2" / "2-lbtest_Yes-v0.html").is_file()
 
 
 def names(browser, table: str) -> list[str]:
@@ -80,7 +80,7 @@ def test_visitor_sees_ranking_sorting_charts_and_traces(site: Path, tmp_path: Pa
         # A bar links to that result's traces for that env.
         oracle_bar = browser.find(f'figure.chart[data-env="{YES_ENV}"] g.bar[data-result="2"] rect')
         browser.click(oracle_bar)
-        assert browser.current_url.endswith("/traces/2/lbtest_Yes-v0.html")
+        assert browser.current_url.endswith("/traces/2/2-lbtest_Yes-v0.html")
         assert browser.text(browser.find("h1")) == f"oracle on {YES_ENV}"
         episodes = browser.find_all("details.episode")
         assert len(episodes) == 60  # 30 tasks x 2 samples
@@ -95,5 +95,103 @@ def test_visitor_sees_ranking_sorting_charts_and_traces(site: Path, tmp_path: Pa
         assert browser.current_url == site.as_uri()
         link = browser.find(f'{table} tr[data-result="1"] a.trace-link')
         browser.click(link)
-        assert browser.current_url.endswith("/traces/1/lbtest_Add-v0.html")
+        assert browser.current_url.endswith("/traces/1/1-lbtest_Add-v0.html")
         assert browser.text(browser.find("h1")) == "random on lbtest/Add-v0"
+
+
+HOSTILE = "<script>document.title='pwned';window.pwned=1</script>"
+EVIL_ENV = "lbtest/Evil-v0"
+
+
+def hostile_site(tmp_path: Path, monkeypatch) -> Path:
+    """A board where every shown string attacks the page: names, spec, suite, labels, prompts,
+    replies (script tags, attribute breakouts, javascript: links, bidi overrides, huge strings)."""
+    from rlvr.envs import register_task_env
+    from rlvr.leaderboards import webpage
+
+    prompts = [
+        {"prompt": f"</textarea></pre>{HOSTILE} question {i}", "answer": "yes"} for i in range(9)
+    ]
+    register_task_env(EVIL_ENV, prompts, lambda reply, task: reply == task.answer, override=True)
+    suite = tmp_path / "evil.toml"
+    suite.write_text(
+        'name = "evil\\"><script>window.pwned=2</script>"\n'
+        'description = "<img src=x onerror=window.pwned=3> \\u202e1.0 erocs"\n'
+        "split = false\nepisodes = 9\n"
+        f'[[envs]]\nid = "{EVIL_ENV}"\n'
+        'label = "</title><script>window.pwned=4</script>\\u202eevil"\n'
+        f'[[envs]]\nid = "{YES_ENV}"\nepisodes = 30\n'
+    )
+    reply = f'{HOSTILE}<a href="javascript:window.pwned=5">x</a>\u202e{"A" * 20_000}'
+    db = tmp_path / "evil.sqlite"
+    with ResultStore(db) as store:
+        store.add(
+            run_suite(
+                load_suite(suite), f"fixed:{reply}", name=HOSTILE + "B" * 3000, parallel="serial"
+            )
+        )
+        oracle = run_suite(load_suite(suite), "oracle", parallel="serial")
+        oracle.name = '"onmouseover="window.pwned=6" x="'
+        store.add(oracle)
+    monkeypatch.setattr(webpage, "TRACE_PAGE_EPISODES", 12)  # Yes-v0's 30 episodes: 3 pages
+    assert main(["leaderboard", "html", str(tmp_path / "site"), "--db", str(db)]) == 0
+    return tmp_path / "site" / "index.html"
+
+
+def test_hostile_strings_are_shown_as_text_never_run(tmp_path: Path, monkeypatch) -> None:
+    site = hostile_site(tmp_path, monkeypatch)
+    page = site.read_text()
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page)
+    assert policy and "default-src 'none'" in policy.group(1)
+    assert "script-src 'sha256-" in policy.group(1) and "unsafe" not in policy.group(1)
+
+    def untouched(browser) -> None:
+        assert browser.script("return typeof window.pwned") == "undefined"
+        assert "\u202e" not in browser.script("return document.body.innerText")
+        assert not browser.script("return document.title").startswith("pwned")
+        width = browser.script("return document.documentElement.scrollWidth")
+        assert width <= browser.script("return window.innerWidth")  # long strings wrap
+        assert browser.script("return performance.getEntriesByType('resource').length") == 0
+
+    with launch_browser(tmp_path / "profile") as browser:
+        browser.get(site.as_uri())
+        untouched(browser)
+        assert browser.script("return document.title") == "rlvr-gym leaderboard"
+        header = browser.text(browser.find("section.suite p.meta"))
+        assert "window.pwned=4</script>\\u202eevil x9" in header  # the override is written out
+        table = "table.board"
+        first = names(browser, table)
+        assert first[0].startswith('"onmouseover=')  # the oracle, ranked first, named as given
+        headers = {browser.text(th): th for th in browser.find_all(f"{table} th")}
+        browser.click(headers["Score"])  # the sorting script still runs under the policy
+        assert names(browser, table) == first[::-1]
+
+        evil_link = browser.find(f'{table} tr[data-result="2"] a.trace-link')
+        browser.click(evil_link)
+        assert browser.current_url.endswith(
+            "/traces/2/1-_title_script_window.pwned_4_script_evil.html"
+        )
+        untouched(browser)
+        prompt = browser.find(".msg.user pre")
+        browser.click(browser.find("details.episode summary"))
+        assert browser.text(prompt).startswith(f"</textarea></pre>{HOSTILE}")
+
+        browser.get(site.as_uri())
+        browser.click(
+            browser.find(f'{table} tr[data-result="1"] a.trace-link[href$="Yes-v0.html"]')
+        )
+        untouched(browser)
+        reply = browser.find(".msg.assistant pre")
+        browser.click(browser.find("details.episode summary"))
+        assert browser.text(reply).startswith(HOSTILE + '<a href="javascript:')
+        assert browser.find_all('.msg a[href^="javascript"]') == []
+        seen = []
+        while True:  # follow the pages: 12 + 12 + 6 tasks x 1 sample
+            seen += [browser.attribute(e, "id") for e in browser.find_all("details.episode")]
+            untouched(browser)
+            following = [a for a in browser.find_all("nav.pages a") if "next" in browser.text(a)]
+            if not following:
+                break
+            browser.click(following[0])
+        assert seen == [f"ep-{i}-0" for i in range(30)]
+        browser.screenshot(tmp_path / "hostile.png")

@@ -7,9 +7,21 @@ from pathlib import Path
 import pytest
 
 from rlvr.cli import main
-from rlvr.leaderboards import NotComparableError, ResultStore, load_suite, rank, run_suite
+from rlvr.leaderboards import (
+    LeaderboardError,
+    NotComparableError,
+    ResultStore,
+    load_suite,
+    rank,
+    run_suite,
+)
 from rlvr.leaderboards.compare import differences
-from tests.leaderboards.leaderboard_support import TOY_SUITE, fixed_yes_verifier, write_toy_suite
+from tests.leaderboards.leaderboard_support import (
+    TOY_SUITE,
+    FlakyChatServer,
+    fixed_yes_verifier,
+    write_toy_suite,
+)
 
 
 def bench(db: Path, suite: Path | str, agent: str, *extra: str) -> int:
@@ -127,3 +139,162 @@ def test_changed_tasks_without_a_version_bump_are_refused(tmp_path: Path) -> Non
         "vs 000000000000 ('random')): the env's tasks or gold answers changed without a version "
         "bump"
     ]
+
+
+# --- a demanding user: failing servers, Ctrl-C, hostile names, deleting, read-only stores -------
+
+
+@pytest.mark.parametrize("mode", ["500", "abort"])
+def test_api_server_failing_mid_run_is_an_error_never_a_score(tmp_path: Path, mode: str) -> None:
+    from rlvr.agents.openai_chat import OpenAIChatPolicy
+
+    suite = load_suite(write_toy_suite(tmp_path))
+    with FlakyChatServer(good=30, mode=mode) as server:
+        policy = OpenAIChatPolicy(server.url, retries=1, backoff=0.01)
+        with pytest.raises(LeaderboardError, match="PolicyError") as info:
+            run_suite(suite, policy, parallel="threads", workers=2)
+    assert ("aborted the generation" if mode == "abort" else "HTTP 500") in str(info.value)
+
+
+def test_ctrl_c_with_a_hung_api_server_stops_at_once_and_stores_nothing(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    suite = tmp_path / "toy.toml"  # the worker process must register the test envs itself
+    suite.write_text(
+        TOY_SUITE.replace(
+            "split = false", 'split = false\nimports = ["tests.leaderboards.leaderboard_support"]'
+        )
+    )
+    db = tmp_path / "board.sqlite"
+    with FlakyChatServer(good=20, mode="hang") as server:
+        command = [sys.executable, "-m", "rlvr.cli", "bench", "--suite", str(suite), "--agent",
+                   f"openai:{server.url}", "--db", str(db), "--no-progress"]  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while server.requests <= 20 and time.monotonic() < deadline:
+                time.sleep(0.05)  # until requests hang
+            process.send_signal(signal.SIGINT)
+            interrupted = time.monotonic()
+            _, err = process.communicate(timeout=30)
+        finally:
+            process.kill()
+    assert time.monotonic() - interrupted < 10  # not after the requests time out (minutes)
+    assert process.returncode == 130 and "interrupted" in err
+    with ResultStore(db) as store:
+        assert store.count() == 0  # nothing stored
+
+
+def test_names_cannot_drive_the_terminal(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "board.sqlite"
+    forged = "random\r#1    1 oracle 1.000 \x1b[8m\u202e"
+    assert bench(db, write_toy_suite(tmp_path), "random", "--name", forged) == 0
+    assert main(["leaderboard", "show", "--db", str(db)]) == 0
+    assert main(["leaderboard", "list", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "\r" not in out and "\x1b" not in out and "\u202e" not in out
+    assert "random\\x0d#1    1 oracle 1.000 \\x1b[8m\\u202e" in out
+
+
+def test_delete_results_with_their_traces(tmp_path: Path, capsys) -> None:
+    import sqlite3
+
+    suite = write_toy_suite(tmp_path)
+    db = tmp_path / "board.sqlite"
+    assert bench(db, suite, "oracle") == 0 and bench(db, suite, "random") == 0
+    assert main(["bench", "reverify", "2", "--db", str(db), "--no-progress"]) == 0  # -> #3
+    capsys.readouterr()
+    assert main(["leaderboard", "delete", "1", "--db", str(db)]) == 1
+    assert "add --yes" in capsys.readouterr().err
+    assert main(["leaderboard", "delete", "2", "--yes", "--db", str(db)]) == 1
+    assert "re-judged as #3: delete that first" in capsys.readouterr().err
+    assert main(["leaderboard", "delete", "3", "2", "1", "--yes", "--db", str(db)]) == 0
+    assert "deleted 3 result(s)" in capsys.readouterr().out
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("SELECT count(*) FROM results").fetchone()[0] == 0
+        assert connection.execute("SELECT count(*) FROM traces").fetchone()[0] == 0
+    assert main(["leaderboard", "delete", "7", "--yes", "--db", str(db)]) == 1
+    assert "no result 7" in capsys.readouterr().err
+
+
+def test_reading_commands_never_create_a_store(tmp_path: Path, capsys) -> None:
+    typo = tmp_path / "no" / "such" / "board.sqlite"
+    for command in (["show"], ["list"], ["html", str(tmp_path / "site")]):
+        assert main(["leaderboard", *command, "--db", str(typo)]) == 1
+        assert f"no result store at {typo}" in capsys.readouterr().err
+    assert not (tmp_path / "no").exists() and not (tmp_path / "site").exists()
+
+
+def test_an_unusable_store_is_refused_before_the_run(tmp_path: Path, capsys, monkeypatch) -> None:
+    import sqlite3
+
+    from rlvr.leaderboards import runner
+
+    def never(*args, **kwargs):
+        raise AssertionError("the run started before the store was checked")
+
+    monkeypatch.setattr(runner, "run_suite", never)
+    foreign = tmp_path / "notes.sqlite"
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+    assert bench(foreign, write_toy_suite(tmp_path), "oracle") == 1
+    assert "another program" in capsys.readouterr().err
+
+
+def test_a_locked_store_waits_once_then_names_the_fix(tmp_path: Path, monkeypatch) -> None:
+    import sqlite3
+    import time
+
+    from rlvr.leaderboards import StoreError, store
+
+    path = tmp_path / "r.sqlite"
+    ResultStore(path).close()
+    monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 300)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another program in the middle of a long write
+    try:
+        started = time.monotonic()
+        with pytest.raises(StoreError, match="locked by another program.*--db"):
+            ResultStore(path)
+        assert time.monotonic() - started < 5  # one busy timeout, not one per retry
+        with ResultStore(path, readonly=True) as reader:  # readers are not blocked
+            assert reader.count() == 0
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_sampling_env_version_and_verifier_differences_are_all_refused(tmp_path: Path) -> None:
+    import dataclasses
+
+    from rlvr.agents.policy import SamplingParams
+
+    a = run_suite(load_suite(write_toy_suite(tmp_path)), "oracle", parallel="serial")
+    a.id = 1
+
+    def variant(**changes) -> object:
+        other = dataclasses.replace(a, suite=dataclasses.replace(a.suite, **changes), id=2)
+        other.envs = [dataclasses.replace(env) for env in a.envs]
+        return other
+
+    hotter = variant(sampling=SamplingParams(temperature=0.7))
+    assert differences(a, hotter) == [
+        "suite definition differs at sampling.temperature: 1.0 (#1) vs 0.7 (#2)"
+    ]
+    bumped_env = dataclasses.replace(a.suite.envs[0], id="lbtest/Add-v1")
+    newer = variant(envs=(bumped_env, *a.suite.envs[1:]))
+    assert differences(a, newer) == [
+        "suite definition differs at envs[0].id: 'lbtest/Add-v0' (#1) vs 'lbtest/Add-v1' (#2)"
+    ]
+    rejudged = variant()
+    rejudged.envs[1].verifier = {**a.envs[1].verifier, "version": "2"}
+    assert "judged by different verifiers" in differences(a, rejudged)[0]
+    for other in (hotter, newer, rejudged):
+        with pytest.raises(NotComparableError):
+            rank([a, other])

@@ -16,8 +16,10 @@ from rlvr.leaderboards import (
     reverify,
     run_suite,
 )
+from rlvr.leaderboards import results as results_module
 from rlvr.leaderboards import runner as runner_module
-from rlvr.leaderboards.results import bootstrap_means, per_task_scores
+from rlvr.leaderboards.provenance import traces_digest
+from rlvr.leaderboards.results import bootstrap_means, per_task_scores, percentile_interval
 from rlvr.leaderboards.suites import Bootstrap
 from tests.leaderboards.leaderboard_support import (
     GUESS_ENV,
@@ -177,8 +179,17 @@ def test_reverify_refuses_when_the_tasks_changed(toy) -> None:
     old = run_suite(toy, "oracle", parallel="serial")
     tampered = old.traces[YES_ENV][0]
     tampered.task_id = "some other task"
+    with pytest.raises(ReverifyError, match="differ from those the result was scored on"):
+        reverify(old, parallel="serial")
+    restamp(old)  # as if the env, not the trace, had changed since the run
     with pytest.raises(ReverifyError, match="now poses task"):
         reverify(old, parallel="serial")
+
+
+def restamp(result) -> None:
+    """Record the current traces as those the result was scored on (tests edit them in place)."""
+    for env in result.envs:
+        env.traces_digest = traces_digest(result.traces[env.label])
 
 
 def test_multi_turn_env_runs_and_replays() -> None:
@@ -193,6 +204,7 @@ def test_multi_turn_env_runs_and_replays() -> None:
     for record in records:
         first = next(i for i, m in enumerate(record.messages) if m["role"] == "assistant")
         record.messages = record.messages[: first + 1]
+    restamp(result)
     cut = reverify(result, parallel="serial")
     for record in cut.traces[GUESS_ENV]:
         solved_at_once = record.verdict["status"] == "correct"
@@ -219,3 +231,100 @@ def test_builtin_suite_with_real_envs(name: str) -> None:
     again = reverify(result, parallel="serial")
     for label, records in result.traces.items():
         assert [r.to_dict() for r in again.traces[label]] == [r.to_dict() for r in records]
+
+
+def test_bootstrap_interval_covers_the_true_mean_at_its_confidence() -> None:
+    """Coverage on synthetic data: 95% intervals of Bernoulli(0.3) tasks hold 0.3 ~95% of runs."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    trials, hits = 300, 0
+    for trial in range(trials):
+        values = (rng.random(60) < 0.3).astype(float)
+        low, high = percentile_interval(
+            bootstrap_means(values, Bootstrap(resamples=400, seed=trial), "env"), 0.95
+        )
+        hits += low <= 0.3 <= high
+    assert 0.91 <= hits / trials <= 0.99
+
+
+def test_bootstrap_memory_is_bounded_in_chunks(monkeypatch) -> None:
+    import numpy as np
+
+    values = np.arange(10, dtype=float)
+    monkeypatch.setattr(results_module, "BOOTSTRAP_CHUNK", 25)  # 2 replicates per draw
+    settings = Bootstrap(resamples=101, seed=4)
+    chunked = bootstrap_means(values, settings, "env")
+    assert chunked.shape == (101,) and (chunked == bootstrap_means(values, settings, "env")).all()
+    assert math.isclose(chunked.mean(), 4.5, abs_tol=0.3)
+
+
+def test_pass_at_k_is_the_exact_expectation_and_skips_tasks_with_fewer_than_k() -> None:
+    import itertools
+
+    import numpy as np
+
+    from rlvr.agents.evaluate import EpisodeRecord, EvalReport
+
+    def record(episode: int, sample: int, reward: float, infra: bool = False) -> EpisodeRecord:
+        return EpisodeRecord(episode, sample, 0, "t", [], [reward], None, infra, False)
+
+    outcomes = [1, 0, 0, 1, 0]  # task 0: 2 of 5 samples correct
+    report = EvalReport("x", [record(0, s, float(o)) for s, o in enumerate(outcomes)])
+    for k in range(1, 6):
+        exact = np.mean([any(c) for c in itertools.combinations(outcomes, k)])
+        assert math.isclose(report.pass_at_k(k), exact)
+    # Task 1 has one judged sample of two (an infra error): it cannot inform pass@2.
+    report.episodes += [record(1, 0, 1.0), record(1, 1, 0.0, infra=True)]
+    assert math.isclose(report.pass_at_k(2), 1 - (3 * 2) / (5 * 4))
+    assert math.isclose(report.pass_at_k(1), (0.4 + 1.0) / 2)
+
+
+def test_reverify_refuses_when_verifiers_now_fail_and_keeps_old_failures(toy, monkeypatch) -> None:
+    from tests.leaderboards.leaderboard_support import YesVerifier
+
+    good = YesVerifier.verify
+
+    def sandbox_down(self, response, task):
+        raise RuntimeError("sandbox down")
+
+    old = run_suite(toy, "fixed:yes", parallel="serial")
+    old.id = 1
+    monkeypatch.setattr(YesVerifier, "verify", sandbox_down)
+    with pytest.raises(ReverifyError, match="infrastructure errors.*left as it was"):
+        reverify(old, parallel="serial")  # would have replaced a 1.0 with an unjudged result
+    # Episodes that already failed in the original run may fail again: they stay excluded.
+    broken = run_suite(toy, "fixed:yes", parallel="serial")
+    assert broken.env(YES_ENV).infra_errors == 60 and math.isnan(broken.env(YES_ENV).score)
+    assert reverify(broken, parallel="serial").env(YES_ENV).infra_errors == 60
+    monkeypatch.setattr(YesVerifier, "verify", good)
+    assert reverify(broken, parallel="serial").env(YES_ENV).score == 1.0
+
+
+def test_reverify_refuses_incomplete_traces(toy) -> None:
+    old = run_suite(toy, "oracle", parallel="serial")
+    old.traces[YES_ENV] = old.traces[YES_ENV][:-1]
+    with pytest.raises(ReverifyError, match="59 stored episodes, not the 60"):
+        reverify(old, parallel="serial")
+    del old.traces[YES_ENV]
+    with pytest.raises(ReverifyError, match="0 stored episodes"):
+        reverify(old, parallel="serial")
+
+
+def test_reverify_refuses_a_trace_edited_in_the_store(toy, tmp_path: Path) -> None:
+    import sqlite3
+
+    from rlvr.leaderboards import ResultStore
+
+    path = tmp_path / "r.sqlite"
+    with ResultStore(path) as store:
+        result_id = store.add(run_suite(toy, "fixed:no", parallel="serial"))
+        assert reverify(store.get(result_id), parallel="serial").score == 0.0  # untouched: fine
+    with sqlite3.connect(path) as db:  # someone "fixes" a reply by hand
+        db.execute(
+            "UPDATE traces SET record = json_set(record, '$.messages[1].content', 'yes') "
+            "WHERE result_id = ? AND env_label = ? AND episode = 0 AND sample = 0",
+            (result_id, YES_ENV),
+        )
+    with ResultStore(path) as store, pytest.raises(ReverifyError, match="edited or damaged"):
+        reverify(store.get(result_id), parallel="serial")

@@ -9,10 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from rlvr.leaderboards import Suite, SuiteError, builtin_suite_names, load_suite, parse_suite
+from rlvr.agents.policy import Completion
+from rlvr.leaderboards import (
+    Suite,
+    SuiteError,
+    builtin_suite_names,
+    load_suite,
+    parse_suite,
+    run_suite,
+)
 from tests.leaderboards.leaderboard_support import ADD_ENV, SPLIT_ENV, TOY_SUITE, write_toy_suite
 
 ROOT = Path(__file__).resolve().parents[2]
+ENV = '[[envs]]\nid = "a/B-v0"\n'
 
 
 def test_toy_suite_is_parsed_with_defaults_and_overrides(tmp_path: Path) -> None:
@@ -78,6 +87,28 @@ def test_unregistered_env_is_named_with_the_fix() -> None:
         ('name = "s"\n[[envs]]\nid = "a/B-v0"\nkwargs = {split = "x"}\n', "not in kwargs"),
         ('name = "s"\n[bootstrap]\nconfidence = 1.5\n[[envs]]\nid = "a/B-v0"\n', "confidence"),
         ("name = 's\n", "invalid TOML"),
+        # Each of these used to pass silently, fail with a confusing message, or fail only after
+        # the whole run had finished (the bootstrap seed is used when scoring).
+        ('name = "s"\n[envs]\nid = "a/B-v0"\n', r"write \[\[envs\]\] \(double brackets\)"),
+        ('name = "s"\ninclude = "math"\n' + ENV, "include must be an array"),
+        ('name = "s"\nimports = "my_envs"\n' + ENV, "imports must be an array"),
+        ('name = "s"\npass_at_k = 1\n' + ENV, "pass_at_k must be an array"),
+        ('name = "s"\nsamples = true\n' + ENV, "samples must be an int"),
+        ('name = ""\n' + ENV, "name must not be empty"),
+        ('name = "s"\n[[envs]]\nid = "a/B-v0"\nlabel = " "\n', "label must not be empty"),
+        ('name = "s"\nseed = -1\n' + ENV, "seed must be >= 0"),
+        ('name = "s"\n[bootstrap]\nseed = "x"\n' + ENV, "bootstrap.seed must be an int >= 0"),
+        ('name = "s"\n[bootstrap]\nresamples = 1000000000\n' + ENV, "resamples must be <= "),
+        (
+            'name = "s"\n[sampling]\ntemperature = "hot"\n' + ENV,
+            "temperature must be an int or a float",
+        ),
+        ('name = "s"\n[sampling]\nstop = "</a>"\n' + ENV, "stop must be an array"),
+        ('name = "s"\n[sampling]\nstop = [""]\n' + ENV, "non-empty strings"),
+        (
+            'name = "s"\nsamples = 4\npass_at_k = [4]\n[sampling]\nseed = 1\n' + ENV,
+            "pass@k equals pass@1; remove sampling.seed",
+        ),
     ],
 )
 def test_bad_suites_are_refused_with_a_clear_error(text: str, expected: str) -> None:
@@ -107,6 +138,37 @@ def test_include_merges_envs_and_detects_cycles(tmp_path: Path) -> None:
     (tmp_path / "b.toml").write_text('name = "b"\ninclude = ["a.toml"]\n')
     with pytest.raises(SuiteError, match="include cycle"):
         load_suite(tmp_path / "a.toml")
+    # The same file spelled another way is still a cycle (it used to recurse until it crashed).
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "self.toml").write_text('name = "s"\ninclude = ["sub/../self.toml"]\n' + ENV)
+    with pytest.raises(SuiteError, match="include cycle"):
+        load_suite(tmp_path / "self.toml")
+    (tmp_path / "broken.toml").write_text('name = "b"\nsplit = [\n')
+    (tmp_path / "uses.toml").write_text('name = "u"\ninclude = ["broken.toml"]\n' + ENV)
+    with pytest.raises(SuiteError, match=r"include: .*broken.toml: invalid TOML"):
+        load_suite(tmp_path / "uses.toml")
+
+
+def test_env_kwargs_the_env_rejects_stop_the_run_before_it_starts() -> None:
+    suite = parse_suite(
+        f'name = "s"\nsplit = "test"\n[[envs]]\nid = "{ADD_ENV}"\nsplit = false\n'
+        f'[[envs]]\nid = "{SPLIT_ENV}"\nkwargs = {{ difficulty = "hard" }}\n'
+    )
+    suite.check_envs()  # the argument names are fine: only making the env tells
+    built = []
+    with pytest.raises(SuiteError, match=r"difficulty = .hard.|'difficulty': 'hard'") as info:
+        run_suite(suite, _RecordingPolicy(built))
+    assert "fix them in the suite" in str(info.value)
+    assert built == []  # refused before any episode of the first env ran
+
+
+class _RecordingPolicy:
+    def __init__(self, calls: list) -> None:
+        self.calls = calls
+
+    def generate(self, conversations, n=1, sampling=None):
+        self.calls.append(len(conversations))
+        return [[Completion("0") for _ in range(n)] for _ in conversations]
 
 
 def test_builtin_suites_load_and_pin_versions() -> None:
