@@ -77,6 +77,9 @@ class TextSpace(Space[str]):
 # --- shared memory for AsyncVectorEnv: per slot, a 4-byte length then the UTF-8 bytes ---------
 
 _LENGTH_BYTES = 4
+# A Python str may hold lone surrogates (a reply decoded with errors="surrogateescape", echoed in
+# feedback); "surrogatepass" encodes them in 3 bytes each so they round-trip instead of crashing.
+_ENCODING_ERRORS = "surrogatepass"
 
 
 @create_shared_memory.register(TextSpace)
@@ -108,7 +111,7 @@ class SharedTexts(Sequence[str]):
         start = (index % self._n) * self._slot
         length = int.from_bytes(self._buffer[start : start + _LENGTH_BYTES].tobytes(), "little")
         body = self._buffer[start + _LENGTH_BYTES : start + _LENGTH_BYTES + length]
-        return body.tobytes().decode("utf-8")
+        return body.tobytes().decode("utf-8", _ENCODING_ERRORS)
 
     def __deepcopy__(self, memo: dict) -> tuple[str, ...]:
         return tuple(self)
@@ -127,7 +130,7 @@ def _read_text_shared_memory(space: TextSpace, shared_memory: Any, n: int = 1) -
 
 @write_to_shared_memory.register(TextSpace)
 def _write_text_shared_memory(space: TextSpace, index: int, value: str, shared_memory: Any) -> None:
-    encoded = value.encode("utf-8")
+    encoded = value.encode("utf-8", _ENCODING_ERRORS)
     if len(value) > space.max_length or len(encoded) > space.max_bytes:
         raise ValueError(
             f"an observation of {len(value)} characters does not fit the shared memory of "

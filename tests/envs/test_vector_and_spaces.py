@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
-from rlvr.envs import TextSpace, register_task_env
+from rlvr.envs import TextSpace, Verdict, register_task_env
 from tests.envs.toy_envs import exact_match
 
 TASKS = [
@@ -101,3 +102,22 @@ def test_text_too_long_for_shared_memory_names_the_fix():
 
     assert tuple(read_from_shared_memory(space, memory, n=1)) == ("中文✓π",)
     assert np.frombuffer(memory.get_obj(), dtype=np.uint8).size == 4 + 16
+
+
+def echo_reply(reply: str, task: Any) -> Verdict:
+    return Verdict.incorrect(reply, details=f"you said {reply}")
+
+
+def test_async_passes_an_observation_with_a_lone_surrogate():
+    # A decoded policy reply can hold lone surrogates (e.g. errors="surrogateescape"); an env
+    # that echoes it must not crash its async worker, and the text must come back unchanged.
+    register_task_env("rlvrtest/Echo-v0", TASKS[:1], echo_reply, override=True)
+    reply = "bad \ud800 byte \udcff"
+    envs = gym.make_vec("rlvrtest/Echo-v0", num_envs=2, vectorization_mode="async")
+    try:
+        envs.reset(seed=0)
+        obs, rewards, *_ = envs.step([reply, "fine"])
+    finally:
+        envs.close()
+    assert obs[0].endswith(f"you said {reply}") and obs[1].endswith("you said fine")
+    assert rewards.tolist() == [0.0, 0.0]
