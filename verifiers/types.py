@@ -63,11 +63,13 @@ class Task:
                 f"task has unknown keys {sorted(unknown)}; put extra facts under 'metadata'"
             )
         task_id = data.get("id") or content_id(data["prompt"], data["answer"])
+        metadata = data.get("metadata") or {}
         return cls(
             id=str(task_id),
             prompt=data["prompt"],
             answer=data["answer"],
-            metadata=dict(data.get("metadata") or {}),
+            # copied when a mapping; anything else is left for __post_init__ to reject by name
+            metadata=dict(metadata) if isinstance(metadata, Mapping) else metadata,
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -192,6 +192,12 @@ def test_list_source_and_task_validation():
         Task("id", None, 1)
 
 
+@pytest.mark.parametrize("metadata", ["bad", [["level", 3]], 5])
+def test_task_metadata_that_is_not_a_mapping_is_a_task_format_error(metadata):
+    with pytest.raises(TaskFormatError, match="metadata must be a mapping"):
+        Task.from_dict({"prompt": "p", "answer": 1, "metadata": metadata})
+
+
 @pytest.mark.parametrize("limit", [0, -1, 1.5])
 def test_a_limit_must_be_a_positive_int(tmp_path, limit):
     from rlvr.envs import EnvConfigError
