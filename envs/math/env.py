@@ -11,7 +11,7 @@ from rlvr.envs.math.families import FAMILIES, LEVELS, generate
 from rlvr.envs.tasks import ProceduralSource, TaskSource
 from rlvr.envs.verifiable import VerifiableEnv
 from rlvr.verifiers.math import MathVerifier, gold_text
-from rlvr.verifiers.types import Task
+from rlvr.verifiers.types import Task, TaskFormatError
 
 DEFAULT_PROMPT_TEMPLATE = "{prompt}\nPut your final answer in \\boxed{{}}."
 
@@ -112,6 +112,14 @@ class MathEnv(VerifiableEnv):
             format_weight=format_weight,
             render_mode=render_mode,
         )
+
+    def coerce_task(self, task: Task | Mapping[str, Any]) -> Task:
+        task = super().coerce_task(task)
+        try:
+            gold_text(task)  # refused now, not as an infra error on every reply
+        except TaskFormatError as exc:
+            raise EnvConfigError(f"options['task']: {exc}") from None
+        return task
 
     def reference_reply(self, task: Task) -> str:
         return f"The answer is \\boxed{{{gold_text(task)}}}."

@@ -174,6 +174,14 @@ def test_reference_reply_and_pinned_task():
     assert env.step(env.unwrapped.oracle_reply())[1] == 1.0
 
 
+@pytest.mark.parametrize("answer", [None, 0.5, "", True])
+def test_a_pinned_task_without_a_usable_gold_is_refused_at_reset(answer):
+    # Accepted, it would make every reply an infrastructure error that trainers silently drop.
+    env = gym.make("rlvr/Math-v0")
+    with pytest.raises(EnvConfigError, match="options\\['task'\\].*gold answer"):
+        env.reset(options={"task": {"prompt": "What is 2 + 2?", "answer": answer}})
+
+
 def test_custom_prompt_and_system_prompt():
     env = gym.make(
         "rlvr/Math-v0",
