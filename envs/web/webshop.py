@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from rlvr.envs.core import Outcome
-from rlvr.envs.errors import ToolError
+from rlvr.envs.errors import EnvConfigError, ToolError
 from rlvr.envs.tasks import Problem
 from rlvr.envs.tools.parsing import format_tool_call
 from rlvr.envs.tools.tool import Tool, object_schema
@@ -113,7 +113,15 @@ class WebShopEnv(WebEnv):
     def goal(self) -> Goal:
         if self.inner.task is None:
             raise RuntimeError("call reset() first")
-        return Goal.from_dict(self.inner.task.answer)
+        task = self.inner.task
+        try:
+            return Goal.from_dict(task.answer)
+        except (KeyError, TypeError, ValueError):
+            raise EnvConfigError(
+                f"task {task.id!r}: a WebShop task's answer must be a goal dict with keys "
+                "category, attributes, options, max_price_cents and target (as in "
+                f"env.unwrapped.inner.task.answer after a reset), got {task.answer!r:.200}"
+            ) from None
 
     # --- tools -------------------------------------------------------------------------------
 

@@ -32,6 +32,19 @@ def run(env, replies):
     return rewards, info
 
 
+@pytest.mark.parametrize("answer", ["a lamp", None, {"category": "lamp"}])
+def test_a_pinned_task_without_a_goal_names_the_fix(answer):
+    env = make()
+    try:
+        with pytest.raises(EnvConfigError, match="goal dict with keys"):
+            env.reset(options={"task": {"prompt": "Buy a lamp", "answer": answer}})
+        env.reset(seed=0)  # the env still works afterwards
+        rewards, _ = run(env, [None] * 10)
+        assert rewards[-1] == 1.0
+    finally:
+        env.close()
+
+
 def test_registered_env_passes_check_env():
     env = gym.make("rlvr/WebShop-v0")
     check_env(env)
