@@ -68,6 +68,13 @@ def self_correct_entries(entries: Iterable[EnvEntry]) -> tuple[EnvEntry, ...]:
 BUILTIN_ENVS += self_correct_entries(BUILTIN_ENVS)
 
 
+# Gymnasium's PassiveEnvChecker (1.4) makes the first step() fail with "cannot unpack
+# non-iterable NoneType" when the first reset() raised, e.g. on a bad option: a clear error would
+# cost the env. Our envs skip it; `rlvr.envs.check_env` runs Gymnasium's full checker instead, and
+# gym.make(id, disable_env_checker=False) still turns it on.
+DISABLE_PASSIVE_CHECKER = True
+
+
 def register_builtin_envs() -> None:
     """Register every built-in env (idempotent: ids already registered are left alone)."""
     for entry in BUILTIN_ENVS:
@@ -76,6 +83,7 @@ def register_builtin_envs() -> None:
                 id=entry.id,
                 entry_point=entry.entry_point,
                 max_episode_steps=entry.max_episode_steps,
+                disable_env_checker=DISABLE_PASSIVE_CHECKER,
                 kwargs=dict(entry.kwargs),
             )
 
@@ -117,6 +125,7 @@ def register_task_env(
     gym.register(
         id=id,
         entry_point="rlvr.envs.verifiable:VerifiableEnv",
+        disable_env_checker=DISABLE_PASSIVE_CHECKER,
         kwargs={
             "tasks": source,
             "verifier": verify,

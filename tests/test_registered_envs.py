@@ -42,3 +42,18 @@ def test_env_card(env_id):
         "Version History",
     ):
         assert f"## {section}" in (cls.__doc__ or ""), f"{env_id}'s env card lacks '{section}'"
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_a_refused_first_reset_leaves_the_env_usable(env_id):
+    # Gymnasium 1.4's PassiveEnvChecker breaks the first step() when the first reset() raised
+    # (TypeError: cannot unpack non-iterable NoneType): a clear error must not cost the env.
+    env = gym.make(env_id)
+    try:
+        with pytest.raises(rlvr.envs.EnvConfigError, match="unknown reset options"):
+            env.reset(options={"bogus": 1})
+        env.reset(seed=0)
+        _, reward, *_ = env.step(env.unwrapped.oracle_reply())
+        assert 0.0 <= reward <= 1.0
+    finally:
+        env.close()

@@ -76,6 +76,14 @@ def test_options_pin_a_task(capitals_id):
         env.reset(options={"task_index": 99})
 
 
+def test_a_registered_task_env_survives_a_refused_first_reset(capitals_id):
+    env = gym.make(capitals_id)
+    with pytest.raises(EnvConfigError, match="unknown reset options"):
+        env.reset(options={"tsk": 1})
+    obs, _ = env.reset(options={"task_index": 0})
+    assert obs == CAPITALS[0]["prompt"] and env.step("Paris")[1] == 1.0
+
+
 def test_order_is_enforced():
     env = VerifiableEnv(CAPITALS, exact_match)
     with pytest.raises(ResetNeeded, match="reset"):
