@@ -103,6 +103,8 @@ class WikiQAEnv(WebEnv):
         task = self.inner.task
         if task is None:
             raise RuntimeError("call reset() before oracle_reply()")
+        if not task.metadata.get("pages"):  # a pinned task of the user's: no path to replay
+            return f"Answer: {task.answer}"
         urls = [self.wiki.by_slug[slug].url for slug in task.metadata["pages"]]
         page = self.browser.page
         here = urls.index(page.url) if page is not None and page.url in urls else -1

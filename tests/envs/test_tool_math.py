@@ -105,6 +105,14 @@ def test_oracle_computes_with_the_calculator_then_answers():
     env.close()
 
 
+def test_the_oracle_answers_a_pinned_task_that_has_no_expression():
+    env = gym.make("rlvr/ToolMath-v0")
+    env.reset(options={"task": {"prompt": "What is 17 * 3?", "answer": "51"}})
+    _, reward, terminated, _, info = env.step(env.unwrapped.oracle_reply())
+    assert (reward, terminated, info["verdict"]["status"]) == (1.0, True, "correct")
+    env.close()
+
+
 def test_a_policy_that_only_calls_tools_is_truncated():
     env = gym.make("rlvr/ToolMath-v0")
     env.reset(seed=0)

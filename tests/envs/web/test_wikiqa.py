@@ -46,6 +46,14 @@ def test_the_oracle_reads_one_page_per_hop_then_answers(hops):
     env.close()
 
 
+def test_the_oracle_answers_a_pinned_task_that_names_no_pages():
+    env = make()
+    env.reset(options={"task": {"prompt": "Who founded Acme?", "answer": "Ada Lovelace"}})
+    _, reward, terminated, _, info = env.step(env.unwrapped.oracle_reply())
+    assert (reward, terminated, info["verdict"]["status"]) == (1.0, True, "correct")
+    env.close()
+
+
 def test_the_oracle_finds_its_way_from_anywhere():
     env = make(difficulty=3)
     env.reset(seed=9)
