@@ -134,7 +134,8 @@ def _write_text_shared_memory(space: TextSpace, index: int, value: str, shared_m
     if len(value) > space.max_length or len(encoded) > space.max_bytes:
         raise ValueError(
             f"an observation of {len(value)} characters does not fit the shared memory of "
-            f"{space!r}; raise max_length or pass vector_kwargs={{'shared_memory': False}}"
+            f"{space!r}; pass vector_kwargs={{'shared_memory': False}} to make_vec, or raise the "
+            "env's max_text_length where it takes one (make_vec(id, ..., max_text_length=N))"
         )
     slot = _LENGTH_BYTES + space.max_bytes
     buffer = np.frombuffer(shared_memory.get_obj(), dtype=np.uint8)
