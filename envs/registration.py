@@ -35,7 +35,7 @@ BUILTIN_ENVS: tuple[EnvEntry, ...] = (
     EnvEntry(
         "rlvr/SQLInteractive-v0", "rlvr.envs.sql_interactive:SQLInteractiveEnv", 8, {"max_turns": 8}
     ),
-    EnvEntry("rlvr/Code-v0", "rlvr.envs.code:CodeEnv", max_episode_steps=1),
+    EnvEntry("rlvr/Code-v0", "rlvr.envs.code:CodeEnv"),
 )
 
 # Self-correction variants of single-turn envs: base id -> (variant id, SelfCorrectEnv kwargs).

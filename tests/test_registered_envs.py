@@ -57,3 +57,18 @@ def test_a_refused_first_reset_leaves_the_env_usable(env_id):
         assert 0.0 <= reward <= 1.0
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_an_episode_the_agent_finishes_is_terminated_not_truncated(env_id):
+    # truncated=True tells learners and leaderboards a turn limit cut the episode short.
+    env = gym.make(env_id)
+    try:
+        env.reset(seed=0)
+        for _ in range(50):
+            _, _, terminated, truncated, _ = env.step(env.unwrapped.oracle_reply())
+            if terminated or truncated:
+                break
+        assert (terminated, truncated) == (True, False)
+    finally:
+        env.close()
