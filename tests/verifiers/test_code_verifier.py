@@ -330,6 +330,14 @@ def test_no_code_is_unparsable(verifier):
     assert verdict.status is Status.UNPARSABLE and verdict.score == 0.0
 
 
+@pytest.mark.parametrize("bad", ["# \ud800", "s = '\udcff'"])
+def test_code_with_lone_surrogates_is_unparsable_not_an_infrastructure_error(verifier, bad):
+    # The reply's own fault: an infra error would have trainers drop the sample instead.
+    verdict = verifier.verify(f"```python\n{bad}\ndef add(a, b):\n    return a + b\n```", CASES)
+    assert verdict.status is Status.UNPARSABLE and not verdict.infra_error
+    assert "not valid Unicode" in verdict.details
+
+
 def test_a_broken_sandbox_is_an_infrastructure_error_not_a_zero():
     dead = get_executor("docker", workers=1, shared=False, base_url="unix:///nonexistent.sock")
     with dead:

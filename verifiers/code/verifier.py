@@ -121,6 +121,10 @@ class UnitTestVerifier:
                 "in a ```python code block."
             )
         try:
+            code.encode("utf-8")  # the sandbox takes UTF-8: refuse here, not as an infra error
+        except UnicodeEncodeError:
+            return Verdict.unparsable("The code contains characters that are not valid Unicode.")
+        try:
             result = self.executor().run(self.request(code, tests))
         except SandboxError as exc:
             return Verdict.error(f"sandbox unavailable: {exc}")
