@@ -70,6 +70,10 @@ class PythonRunner:
             return self._executor
 
     def run(self, code: str) -> str:
+        try:
+            code.encode("utf-8")  # JSON escapes can smuggle lone surrogates: the agent's error
+        except UnicodeEncodeError:
+            raise ToolError("the code contains characters that are not valid Unicode") from None
         limits = self.api.limits(wall_time=self.time_limit, memory=self.memory_mb * 1024 * 1024)
         result = self.executor().run(self.api.request(code=code, limits=limits))
         if result.infra_error:

@@ -177,3 +177,12 @@ def test_python_tool_reports_failures_and_time_outs_to_the_agent(python_env):
     python_env.unwrapped.python.time_limit = 1.0
     observation, *_ = python_env.step(format_tool_call("python", code="while True: pass"))
     assert "timeout" in observation
+
+
+def test_python_code_with_lone_surrogates_is_the_agents_error_not_ours(python_env):
+    # JSON escapes in plain ASCII reach the tool as a lone surrogate; an infrastructure error
+    # would end the episode and have the trainer drop the sample.
+    reply = '<tool_call>{"name": "python", "arguments": {"code": "print(\'\\ud800\')"}}</tool_call>'
+    python_env.reset(seed=0)
+    observation, _, terminated, _, info = python_env.step(reply)
+    assert "not valid Unicode" in observation and not terminated and not info["infra_error"]
