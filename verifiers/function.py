@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import logging
 import math
+import numbers
 from collections.abc import Callable
+
+import numpy as np
 
 from rlvr.verifiers.types import Task, Verdict
 
@@ -43,9 +46,9 @@ class FunctionVerifier:
 def _as_verdict(result: object, name: str) -> Verdict:
     if isinstance(result, Verdict):
         return result
-    if isinstance(result, bool):
+    if isinstance(result, (bool, np.bool_)):  # np.isclose(...) and friends return np.bool_
         return Verdict.correct() if result else Verdict.incorrect()
-    if isinstance(result, (int, float)) and math.isfinite(result) and 0.0 <= result <= 1.0:
+    if isinstance(result, numbers.Real) and math.isfinite(result) and 0.0 <= result <= 1.0:
         score = float(result)
         return Verdict.correct() if score == 1.0 else Verdict.incorrect(score=score)
     return Verdict.error(

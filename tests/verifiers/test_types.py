@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rlvr.verifiers import FunctionVerifier, Status, Task, Verdict
@@ -46,6 +47,11 @@ def test_verdict_rejects_inconsistent_values(args, message):
         (1, "correct", 1.0),
         (0.5, "incorrect", 0.5),
         (Verdict.unparsable("x"), "unparsable", 0.0),
+        # what np.isclose / np.mean return: a user's check must not become an infra error
+        (np.True_, "correct", 1.0),
+        (np.False_, "incorrect", 0.0),
+        (np.float32(0.5), "incorrect", 0.5),
+        (np.int64(1), "correct", 1.0),
     ],
 )
 def test_function_verifier_converts_results(returned, status, score):
