@@ -126,6 +126,8 @@ class Verdict:
             raise ValueError(f"Verdict score must be within [0, 1], got {self.score!r}")
         elif self.status is Status.CORRECT and self.score != 1.0:
             raise ValueError("a 'correct' Verdict must have score 1.0; use 'incorrect' for partial")
+        if self.score is not None:  # a numpy score would not survive json.dumps of `info`
+            object.__setattr__(self, "score", float(self.score))
 
     @property
     def infra_error(self) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -22,6 +24,11 @@ def test_verdict_constructors_and_round_trip():
     assert [v.infra_error for v in verdicts] == [False, False, False, True]
     assert verdicts[1].data == {"tests_passed": 1}
     assert verdicts[0].to_dict()["status"] == "correct"
+
+
+def test_verdict_scores_are_plain_floats_so_info_serialises():
+    verdict = Verdict.incorrect(score=np.float32(0.5))
+    assert type(verdict.score) is float and json.dumps(verdict.to_dict())
 
 
 @pytest.mark.parametrize(
