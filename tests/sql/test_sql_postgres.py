@@ -225,3 +225,11 @@ def test_procedural_gold_queries_agree_between_engines(postgres_backend):
         _, on_postgres = pg_verifier.gold_result(item.answer, database)
         assert compare_results(on_sqlite, on_postgres, ordered=query.ordered).match, item.answer
     assert len(templates) >= 15
+
+
+def test_one_argument_date_is_text_as_in_sqlite(verifier):
+    """SQLite's `date(x)` is text: comparing it with a DATE column (read as text) must work."""
+    gold = task("SELECT id FROM orders WHERE day < date('2024-02-01')")
+    assert verifier.verify("SELECT id FROM orders WHERE day < '2024-02-01'", gold).is_correct
+    shifted = task("SELECT date(day) FROM orders WHERE id = 1")
+    assert verifier.verify("SELECT '2024-01-05'", shifted).is_correct

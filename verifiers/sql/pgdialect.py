@@ -345,6 +345,9 @@ def _rewrite(node: exp.Expression) -> exp.Expression | None:
         return _truncating_cast(node)
     if isinstance(node, exp.Anonymous):
         return _sqlite_function(node)
+    if isinstance(node, exp.Date) and not any(v for k, v in node.args.items() if k != "this"):
+        # sqlglot parses a one-argument date() as DATE, a date type on PostgreSQL: SQLite's is text
+        return _sqlite_function(exp.Anonymous(this="DATE", expressions=[node.this.copy()]))
     if isinstance(node, exp.Subquery) and not node.alias and _is_derived_table(node):
         node.set("alias", exp.TableAlias(this=exp.to_identifier(f"rlvr_t{id(node) % 10**6}")))
     if isinstance(node, exp.Limit) and isinstance(node.expression, exp.Neg):
