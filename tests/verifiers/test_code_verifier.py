@@ -484,3 +484,33 @@ def test_errors_of_the_test_code_do_not_quote_the_gold(verifier):
     assert "ValueError" in wrong.details and "should be 5" not in wrong.details
     own = verifier.verify("```python\ndef add(a, b):\n    raise ValueError('mine')\n```", task)
     assert "ValueError: mine" in own.details  # the code's own exception is shown in full
+
+
+def test_standard_dicts_travel_as_plain_dicts():
+    from collections import Counter, OrderedDict, defaultdict
+
+    assert decode_value(encode_value(Counter("aab"))) == {"a": 2, "b": 1}
+    assert type(decode_value(encode_value(defaultdict(list, {1: [2]})))) is dict
+    assert decode_value(encode_value(OrderedDict(x=1))) == {"x": 1}
+
+    class Mine(Counter):
+        pass
+
+    with pytest.raises(NotPlainData):
+        encode_value(Mine("a"))
+
+
+def test_an_mbpp_gold_returning_a_counter_passes(verifier):
+    """MBPP's own solution of `freq_element` returns a Counter; its tests compare with a dict."""
+    task = Task(
+        "freq",
+        "frequencies",
+        CodeTests(
+            "freq",
+            asserts=("assert freq([1, 2, 2]) == {1: 1, 2: 2}", "assert freq([]) == {}"),
+        ).to_answer(),
+    )
+    counter = "from collections import Counter\ndef freq(xs):\n    return Counter(xs)"
+    assert verifier.verify(f"```python\n{counter}\n```", task).status is Status.CORRECT
+    wrong = "from collections import Counter\ndef freq(xs):\n    return Counter(xs[1:])"
+    assert verifier.verify(f"```python\n{wrong}\n```", task).status is Status.INCORRECT
