@@ -42,6 +42,8 @@ from tests.sandboxes.conftest import docker_available, require_local_sandbox
         ("```\ndef f(): return 3\n```", "def f(): return 3"),
         ("I would write f.", None),
         ("```rust\nfn f() {}\n```", None),
+        ("```python\r\ndef f(x):\r\n    return x\r\n```\r\nDone.", "def f(x):\n    return x"),
+        ("1. Code:\n  ```python\n  def f(x):\n      return x\n  ```", "def f(x):\n    return x"),
         ("", None),
     ],
 )
