@@ -233,3 +233,9 @@ def test_one_argument_date_is_text_as_in_sqlite(verifier):
     assert verifier.verify("SELECT id FROM orders WHERE day < '2024-02-01'", gold).is_correct
     shifted = task("SELECT date(day) FROM orders WHERE id = 1")
     assert verifier.verify("SELECT '2024-01-05'", shifted).is_correct
+
+
+def test_rows_tied_on_the_gold_order_may_come_in_any_order(verifier):
+    gold = task("SELECT name FROM people ORDER BY age")  # Ana and Chloe are both 30
+    assert verifier.verify("SELECT name FROM people ORDER BY age, name DESC", gold).is_correct
+    assert not verifier.verify("SELECT name FROM people ORDER BY age DESC", gold).is_correct

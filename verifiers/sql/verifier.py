@@ -23,6 +23,8 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from sqlglot import exp
+
 from rlvr.verifiers.sql.backend import Backend, Limits
 from rlvr.verifiers.sql.catalog import Catalog, lookup
 from rlvr.verifiers.sql.compare import Tolerance, compare_results
@@ -115,6 +117,7 @@ class SQLVerifier:
         self.config = config or SQLVerifierConfig()
         self._gold_cache: OrderedDict[tuple, QueryResult] = OrderedDict()
         self._gold_queries: OrderedDict[tuple, CheckedQuery | None] = OrderedDict()
+        self._gold_ties: OrderedDict[tuple, tuple[QueryResult, tuple] | None] = OrderedDict()
         self._cache_lock = threading.Lock()
         self.cache_hits = 0
         self.cache_misses = 0
@@ -182,17 +185,28 @@ class SQLVerifier:
             ordered = bool(
                 task.metadata.get("ordered", re.search(r"\border\s+by\b", gold_sql, re.I))
             )
-        comparison = compare_results(
+        comparison = self._compare(gold, result, ordered)
+        if not comparison.match and ordered and gold_query is not None:
+            try:
+                tied = self._tied_gold(gold_sql, gold_query, gold, database)
+            except BackendError as exc:
+                return Verdict.error(f"database {db_id!r}: {exc}", db_id=db_id)
+            if tied is not None and self._compare(tied[0], result, True, tied[1]).match:
+                return 1.0, ""
+        where = " on a held-out copy of the database with other rows (do not hard-code values)"
+        reason = f"the query ran ({result.shape}) but its result differs from the expected one"
+        return comparison.score, reason + (where if held_out else "")
+
+    def _compare(self, gold, result, ordered, ties=None):
+        return compare_results(
             gold,
             result,
             ordered=ordered,
             ignore_column_order=self.config.ignore_column_order,
             tolerance=self.config.tolerance,
             partial_credit=self.config.partial_credit,
+            ties=ties,
         )
-        where = " on a held-out copy of the database with other rows (do not hard-code values)"
-        reason = f"the query ran ({result.shape}) but its result differs from the expected one"
-        return comparison.score, reason + (where if held_out else "")
 
     # --- gold results -----------------------------------------------------------------------------
 
@@ -214,17 +228,49 @@ class SQLVerifier:
                 self.cache_hits += 1
                 return gold_query, cached
             self.cache_misses += 1
-        limits = Limits(
+        if gold_query is None:
+            result = self.backend.run_sql(database, gold_sql, self._gold_limits)
+        else:
+            result = self.backend.execute(database, gold_query, self._gold_limits)
+        self._remember(self._gold_cache, key, result)
+        return gold_query, result
+
+    @property
+    def _gold_limits(self) -> Limits:
+        return Limits(
             max(self.config.timeout_s, 10.0),
             max(self.config.max_rows, 100_000),
             self.config.max_result_bytes,
         )
-        if gold_query is None:
-            result = self.backend.run_sql(database, gold_sql, limits)
-        else:
-            result = self.backend.execute(database, gold_query, limits)
-        self._remember(self._gold_cache, key, result)
-        return gold_query, result
+
+    def _tied_gold(
+        self, gold_sql: str, gold_query: CheckedQuery, gold: QueryResult, database: DatabaseSource
+    ) -> tuple[QueryResult, tuple] | None:
+        """The gold result with each row's ORDER BY key (rows with equal keys are tied, and their
+        order is the engine's whim), or None when the keys cannot be read."""
+        key = (self.backend.name, database.fingerprint, gold_sql, self.config.dialect)
+        with self._cache_lock:
+            if key in self._gold_ties:
+                self._gold_ties.move_to_end(key)
+                return self._gold_ties[key]
+        tied = None
+        plan = with_order_keys(gold_query, len(gold.columns))
+        if plan is not None:
+            sql, positions = plan
+            try:
+                full = gold
+                if sql is not None:
+                    keyed = check_query(sql, self.config.dialect)
+                    full = self.backend.execute(database, keyed, self._gold_limits)
+            except (QueryError, SQLParseError, UnsafeQuery):  # then the gold's own order counts
+                full = None
+            if full is not None and len(full.rows) == len(gold.rows):
+                width = len(gold.columns)
+                rows = tuple(row[:width] for row in full.rows)
+                ties = tuple(tuple(row[i] for i in positions) for row in full.rows)
+                tied = (QueryResult(gold.columns, rows), ties)
+        self._remember(self._gold_ties, key, tied)
+        return tied
 
     def _gold_query(self, gold_sql: str) -> CheckedQuery | None:
         """The checked gold query (parsed once: sqlglot costs more than a small SQLite query)."""
@@ -252,6 +298,7 @@ class SQLVerifier:
         with self._cache_lock:
             self._gold_cache.clear()
             self._gold_queries.clear()
+            self._gold_ties.clear()
 
     # --- exploration (multi-turn envs) ------------------------------------------------------------
 
@@ -287,3 +334,36 @@ class SQLVerifier:
 
     def __repr__(self) -> str:
         return f"SQLVerifier({self.backend!r}, dialect={self.config.dialect!r})"
+
+
+def with_order_keys(query: CheckedQuery, width: int) -> tuple[str | None, list[int]] | None:
+    """Where a gold query's ORDER BY keys are in its result: (None, column positions) when each
+    key is an output column (`ORDER BY 2`, an output alias), else (the query with the other keys
+    appended as columns, their positions there). None for what has no such form: no top-level
+    ORDER BY, a set operation, DISTINCT (extra columns would change its rows)."""
+    tree = query.expression
+    if not isinstance(tree, exp.Select) or tree.args.get("distinct") or not tree.args.get("order"):
+        return None
+    tree = tree.copy()
+    starred = any(projection.is_star for projection in tree.expressions)
+    aliases = {
+        projection.alias.lower(): position
+        for position, projection in enumerate(tree.expressions)
+        if isinstance(projection, exp.Alias) and not starred
+    }
+    positions, extra = [], []
+    for ordered in tree.args["order"].expressions:
+        key = ordered.this
+        if isinstance(key, exp.Literal) and key.is_int:  # ORDER BY 2
+            if starred or not 1 <= int(key.this) <= width:
+                return None
+            positions.append(int(key.this) - 1)
+        elif isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
+            positions.append(aliases[key.name.lower()])
+        else:
+            positions.append(width + len(extra))
+            extra.append(exp.alias_(key.copy(), f"rlvr_order_key_{len(extra)}"))
+    if not extra:
+        return None, positions
+    tree.set("expressions", [*tree.expressions, *extra])
+    return tree.sql(dialect=query.dialect), positions
