@@ -168,6 +168,15 @@ def test_enormous_results_are_capped(catalog):
     assert too_long.score == 0.0 and "too big" in too_long.details  # SQLITE_LIMIT_LENGTH
 
 
+def test_a_gold_answer_longer_than_max_rows_can_be_matched(catalog):
+    """A dataset's answer may have more rows than the cap (BIRD has such): a correct reply must
+    still fit, and one longer than the gold is still capped."""
+    verifier = SQLVerifier(catalog, config=SQLVerifierConfig(max_rows=2))
+    assert verifier.verify("SELECT name FROM people", task("SELECT name FROM people")).is_correct
+    longer = verifier.verify("SELECT name FROM people, orders", task("SELECT name FROM people"))
+    assert longer.data["capped"] is True
+
+
 def test_order_matters_only_when_gold_orders(verifier):
     ordered = task("SELECT name FROM people ORDER BY name DESC")
     assert verifier.verify("SELECT name FROM people ORDER BY name DESC", ordered).is_correct

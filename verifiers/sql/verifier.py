@@ -21,7 +21,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
@@ -58,7 +58,8 @@ class SQLVerifierConfig:
     timeout_s: float = 2.0
     """Time limit of each execution, fetching included."""
     max_rows: int = 10_000
-    """A predicted result with more rows is capped: scored 0 without being fetched."""
+    """A predicted result with more rows (or more than the gold's, when that is more) is capped:
+    scored 0 without being fetched."""
     max_result_bytes: int = 32 << 20
     """Same for the approximate size of a result."""
     rel_tol: float = 1e-6
@@ -168,8 +169,11 @@ class SQLVerifier:
             return Verdict.error(f"database {db_id!r}: {exc}", db_id=db_id)
         except (QueryError, SQLParseError, UnsafeQuery) as exc:
             return Verdict.error(f"task {task.id}: the gold query fails on {db_id!r}: {exc}")
+        limits = self.config.limits
+        if len(gold.rows) > limits.max_rows:  # a dataset's answer longer than the cap must fit
+            limits = replace(limits, max_rows=len(gold.rows))
         try:
-            result = self.backend.execute(database, predicted, self.config.limits)
+            result = self.backend.execute(database, predicted, limits)
         except BackendError as exc:
             return Verdict.error(f"database {db_id!r}: {exc}", db_id=db_id)
         except QueryTimeout as exc:
