@@ -60,6 +60,8 @@ PLAIN = [
     -(10**30),
     1.5,
     float("inf"),
+    -2 + 2.5e-16j,  # MBPP's polar_rect returns a complex
+    complex(float("inf"), 0),
     "text",
     b"\x00bytes",
     [1, [2, "x"]],
@@ -96,7 +98,7 @@ def test_subclasses_and_objects_are_not_plain_data():
         def __eq__(self, other):
             return True
 
-    for value in (Int(3), Always(), object(), [1, Int(2)], {"k": Always()}, 1j, range(3)):
+    for value in (Int(3), Always(), object(), [1, Int(2)], {"k": Always()}, range(3)):
         with pytest.raises(NotPlainData):
             encode_value(value)
 
@@ -106,7 +108,10 @@ def test_canonical_keeps_int_float_and_bool_apart():
     assert canonical([1, (2,)]) != canonical([1, [2]])
 
 
-@pytest.mark.parametrize("bad", [{"$what": 1}, {"$tuple": 1}, {"$bytes": "%%"}, {"$float": "x"}])
+@pytest.mark.parametrize(
+    "bad",
+    [{"$what": 1}, {"$tuple": 1}, {"$bytes": "%%"}, {"$float": "x"}, {"$complex": [1, "x"]}],
+)
 def test_decoder_rejects_malformed_data(bad):
     with pytest.raises(ValueError):
         decode_value(bad)
@@ -516,3 +521,22 @@ def test_an_mbpp_gold_returning_a_counter_passes(verifier):
     assert verifier.verify(f"```python\n{counter}\n```", task).status is Status.CORRECT
     wrong = "from collections import Counter\ndef freq(xs):\n    return Counter(xs[1:])"
     assert verifier.verify(f"```python\n{wrong}\n```", task).status is Status.INCORRECT
+
+
+def test_an_mbpp_gold_returning_a_complex_passes(verifier):
+    """MBPP's `polar_rect` returns `(cmath.polar(...), cmath.rect(2, cmath.pi))`."""
+    task = Task(
+        "polar",
+        "polar",
+        CodeTests(
+            "polar_rect",
+            asserts=(
+                "assert polar_rect(3,4)==((5.0, 0.9272952180016122), (-2+2.4492935982947064e-16j))",
+            ),
+        ).to_answer(),
+    )
+    gold = (
+        "import cmath\ndef polar_rect(x,y):\n cn = complex(x,y)\n cn=cmath.polar(cn)\n"
+        " cn1 = cmath.rect(2, cmath.pi)\n return (cn,cn1)"
+    )
+    assert verifier.verify(f"```python\n{gold}\n```", task).status is Status.CORRECT

@@ -59,8 +59,8 @@ DICT_LIKE = (collections.Counter, collections.OrderedDict, collections.defaultdi
 
 
 class NotPlainData(TypeError):
-    """A value that is not made only of exact builtin types (None, bool, int, float, str, bytes,
-    list, tuple, dict, set, frozenset)."""
+    """A value that is not made only of exact builtin types (None, bool, int, float, complex, str,
+    bytes, list, tuple, dict, set, frozenset)."""
 
 
 def encode_value(value, depth=0):
@@ -84,6 +84,8 @@ def encode_value(value, depth=0):
         return {"$float": "nan" if value != value else ("inf" if value > 0 else "-inf")}
     if kind is list:
         return [encode_value(item, depth + 1) for item in value]
+    if kind is complex:  # MBPP's polar_rect returns one
+        return {"$complex": [encode_value(value.real), encode_value(value.imag)]}
     if kind is tuple:
         return {"$tuple": [encode_value(item, depth + 1) for item in value]}
     if kind is set or kind is frozenset:
@@ -102,12 +104,12 @@ def encode_value(value, depth=0):
             ]
         }
     raise NotPlainData(
-        f"a value of type {kind.__name__} is not plain data (use None, bool, int, float, str, "
-        "bytes, list, tuple, dict, set or frozenset, not subclasses)"
+        f"a value of type {kind.__name__} is not plain data (use None, bool, int, float, complex, "
+        "str, bytes, list, tuple, dict, set or frozenset, not subclasses)"
     )
 
 
-_TAGS = ("$float", "$int", "$tuple", "$set", "$frozenset", "$bytes", "$dict")
+_TAGS = ("$float", "$int", "$complex", "$tuple", "$set", "$frozenset", "$bytes", "$dict")
 
 
 def decode_value(data, depth=0):
@@ -149,6 +151,11 @@ def _decode_tagged(tag, body, depth):
         return base64.b64decode(body.encode("ascii"), validate=True)
     if type(body) is not list:
         raise ValueError(f"{tag} needs a list")
+    if tag == "$complex":
+        parts = [decode_value(part, depth + 1) for part in body]
+        if len(parts) != 2 or any(type(part) is not float for part in parts):
+            raise ValueError("$complex needs [real, imag] floats")
+        return complex(*parts)
     if tag == "$dict":
         pairs = []
         for pair in body:
