@@ -540,3 +540,19 @@ def test_an_mbpp_gold_returning_a_complex_passes(verifier):
         " cn1 = cmath.rect(2, cmath.pi)\n return (cn,cn1)"
     )
     assert verifier.verify(f"```python\n{gold}\n```", task).status is Status.CORRECT
+
+
+@pytest.mark.parametrize(
+    "tests",
+    [
+        CodeTests("add", check="import no_such_module\ndef check(candidate):\n    pass"),
+        CodeTests("add", asserts=("assert add(1, 1) == 2", "assert add(1, 1) ==")),
+    ],
+    ids=["missing module", "syntax error"],
+)
+def test_test_code_that_cannot_load_is_an_infrastructure_error(verifier, tests):
+    """E.g. HumanEval+ test code importing numpy in a sandbox without it: the task is broken,
+    and a correct solution must not be scored 0 (nor blamed for stopping the harness)."""
+    verdict = verifier.verify(GOOD, Task("broken", "p", tests.to_answer()))
+    assert verdict.status is Status.ERROR and verdict.infra_error, verdict.details
+    assert "no_such_module" in verdict.details or "SyntaxError" in verdict.details

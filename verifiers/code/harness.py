@@ -22,7 +22,8 @@ the tests is in its memory; the tests reach the runner through stdin, never thro
 Report (stdout, one JSON object): `{"load_error": str|None, "results": [...]}` in `cases` mode
 (each result `{"value": encoded}` or `{"error": name, "names": [...], "message": str}` or
 `{"timeout": true}` or `{"crash": str}`), `{"load_error": ..., "tests": [{"passed": bool,
-"error": str}]}` otherwise.
+"error": str}]}` otherwise, or `{"load_error": None, "tests_broken": str}` when the test code itself
+cannot be loaded (a module the sandbox lacks, a syntax error).
 """
 
 import base64
@@ -489,18 +490,14 @@ def run_test_code(spec, holder):
     proxy = make_proxy(holder)
     namespace[spec["entry_point"]] = proxy
     namespace["candidate"] = proxy
-    if spec.get("setup"):
-        exec(compile(spec["setup"], "<test setup>", "exec"), namespace)
-        namespace[spec["entry_point"]] = proxy
-    if spec["mode"] == "check":
-        exec(compile(spec["check"], "<tests>", "exec"), namespace)
-        checker = namespace.get("check")
-        tests = [("check(candidate)", lambda: checker(proxy))]
-    else:
-        tests = []
-        for index, source in enumerate(spec["asserts"]):
-            code = compile(source, f"<test {index + 1}>", "exec")
-            tests.append((source, lambda code=code: exec(code, namespace)))
+    try:
+        tests = _load_tests(spec, namespace, proxy)
+    except (ImportError, SyntaxError) as exc:
+        if holder["server"].calls:  # the solution took part: its failure, not the task's
+            raise
+        # The task's own fault (a module the sandbox lacks, test code that does not parse):
+        # nothing the solution does reaches this process's imports or compiler.
+        return {"tests_broken": describe_exception(exc)}
     outcomes = []
     for source, test in tests:
         broken = holder["server"].broken
@@ -528,6 +525,21 @@ def run_test_code(spec, holder):
         if not passed and spec.get("stop_on_failure"):
             break
     return {"tests": outcomes}
+
+
+def _load_tests(spec, namespace, proxy):
+    if spec.get("setup"):
+        exec(compile(spec["setup"], "<test setup>", "exec"), namespace)
+        namespace[spec["entry_point"]] = proxy
+    if spec["mode"] == "check":
+        exec(compile(spec["check"], "<tests>", "exec"), namespace)
+        checker = namespace.get("check")
+        return [("check(candidate)", lambda: checker(proxy))]
+    tests = []
+    for index, source in enumerate(spec["asserts"]):
+        code = compile(source, f"<test {index + 1}>", "exec")
+        tests.append((source, lambda code=code: exec(code, namespace)))
+    return tests
 
 
 def _restart(spec, holder):
