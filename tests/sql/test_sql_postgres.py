@@ -239,3 +239,22 @@ def test_rows_tied_on_the_gold_order_may_come_in_any_order(verifier):
     gold = task("SELECT name FROM people ORDER BY age")  # Ana and Chloe are both 30
     assert verifier.verify("SELECT name FROM people ORDER BY age, name DESC", gold).is_correct
     assert not verifier.verify("SELECT name FROM people ORDER BY age DESC", gold).is_correct
+
+
+@pytest.mark.parametrize(
+    ("gold", "reply"),
+    [
+        ("SELECT ROUND(score * 1.0 / 3, 2) FROM people", "SELECT ROUND(score / 3., 2) FROM people"),
+        ("SELECT ROUND(score, 1) FROM people WHERE id = 3", "SELECT 2.3"),  # half away from 0
+        ("SELECT substr(name, -2) FROM people WHERE id = 1", "SELECT 'na'"),
+        ("SELECT substr(name, -3, 2) FROM people WHERE id = 3", "SELECT 'lo'"),
+        ("SELECT strftime('%Y', day) - 2000 FROM orders WHERE id = 1", "SELECT 24"),
+        ("SELECT lower(city) AS c, COUNT(*) FROM people GROUP BY c", "SELECT 'lyon', 2 UNION ALL "
+         "SELECT 'porto', 1 UNION ALL SELECT NULL, 1"),
+    ],
+)  # fmt: skip
+def test_sqlite_meanings_common_in_bird(verifier, gold, reply):
+    """ROUND of a float, a negative substr start, arithmetic on strftime's text, GROUP BY an
+    output alias: SQLite's meaning on PostgreSQL (each failed or differed there)."""
+    verdict = verifier.verify(reply, task(gold))
+    assert verdict.is_correct, verdict.details
