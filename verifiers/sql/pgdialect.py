@@ -20,6 +20,8 @@ meaning something else on PostgreSQL, using the loaded schema's names and types:
 - CAST(x AS INTEGER) truncates (PostgreSQL rounds) and is 64-bit; SUM of integers is an integer
   (so `SUM(x) / COUNT(x)` divides integers); `total()` is a float sum; a TEXT column compared with
   a number compares text; a number is a condition (`WHERE 1`); LIMIT -1 means no limit;
+- ROUND works on floats and rounds halves away from zero; a negative substr() start counts from
+  the end; a one-field strftime() in arithmetic is an integer;
 - a grouped query may select columns it does not group by (MIN of them, unless MIN or MAX is
   in the query, where SQLite takes them from the extreme row); a derived table may go unnamed;
   GLOB with a literal pattern becomes a regular expression; COLLATE NOCASE/BINARY name the
