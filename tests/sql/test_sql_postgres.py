@@ -239,6 +239,9 @@ def test_rows_tied_on_the_gold_order_may_come_in_any_order(verifier):
     gold = task("SELECT name FROM people ORDER BY age")  # Ana and Chloe are both 30
     assert verifier.verify("SELECT name FROM people ORDER BY age, name DESC", gold).is_correct
     assert not verifier.verify("SELECT name FROM people ORDER BY age DESC", gold).is_correct
+    youngest = task("SELECT name FROM people WHERE age IS NOT NULL ORDER BY age LIMIT 1")
+    assert verifier.verify("SELECT 'Ana'", youngest).is_correct
+    assert verifier.verify("SELECT 'Chloe'", youngest).is_correct
 
 
 @pytest.mark.parametrize(

@@ -168,6 +168,19 @@ def test_enormous_results_are_capped(catalog):
     assert too_long.score == 0.0 and "too big" in too_long.details  # SQLITE_LIMIT_LENGTH
 
 
+def test_a_limit_may_keep_any_of_the_rows_tied_at_its_boundary(verifier):
+    """Who is the youngest, with two people of 30: the gold keeps one, a reply the other."""
+    gold = task("SELECT name FROM people WHERE age IS NOT NULL ORDER BY age LIMIT 1")
+    chloe = "SELECT name FROM people WHERE age IS NOT NULL ORDER BY age, name DESC LIMIT 1"
+    assert verifier.verify(chloe, gold).is_correct
+    assert verifier.verify("SELECT 'Ana'", gold).is_correct
+    assert not verifier.verify("SELECT 'Ben'", gold).is_correct  # 41: not tied
+    assert not verifier.verify("SELECT 'Ana' UNION ALL SELECT 'Chloe'", gold).is_correct
+    both = task("SELECT name FROM people WHERE age IS NOT NULL ORDER BY age DESC LIMIT 2")
+    assert verifier.verify("SELECT 'Ben' UNION ALL SELECT 'Chloe'", both).is_correct
+    assert not verifier.verify("SELECT 'Chloe' UNION ALL SELECT 'Ben'", both).is_correct
+
+
 def test_a_gold_answer_longer_than_max_rows_can_be_matched(catalog):
     """A dataset's answer may have more rows than the cap (BIRD has such): a correct reply must
     still fit, and one longer than the gold is still capped."""

@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from rlvr.verifiers.sql.backend import Backend, Limits
 from rlvr.verifiers.sql.catalog import Catalog, lookup
-from rlvr.verifiers.sql.compare import Tolerance, compare_results
+from rlvr.verifiers.sql.compare import Tolerance, cells_equal, compare_results
 from rlvr.verifiers.sql.database import DatabaseSource
 from rlvr.verifiers.sql.errors import (
     BackendError,
@@ -118,7 +118,7 @@ class SQLVerifier:
         self.config = config or SQLVerifierConfig()
         self._gold_cache: OrderedDict[tuple, QueryResult] = OrderedDict()
         self._gold_queries: OrderedDict[tuple, CheckedQuery | None] = OrderedDict()
-        self._gold_ties: OrderedDict[tuple, tuple[QueryResult, tuple] | None] = OrderedDict()
+        self._gold_ties: OrderedDict[tuple, tuple[QueryResult, tuple, tuple] | None] = OrderedDict()
         self._cache_lock = threading.Lock()
         self.cache_hits = 0
         self.cache_misses = 0
@@ -195,8 +195,11 @@ class SQLVerifier:
                 tied = self._tied_gold(gold_sql, gold_query, gold, database)
             except BackendError as exc:
                 return Verdict.error(f"database {db_id!r}: {exc}", db_id=db_id)
-            if tied is not None and self._compare(tied[0], result, True, tied[1]).match:
-                return 1.0, ""
+            if tied is not None:
+                tied_gold, ties, pool = tied
+                chosen = _boundary_choice(tied_gold, ties, pool, result, self.config.tolerance)
+                if self._compare(chosen, result, True, ties).match:
+                    return 1.0, ""
         where = " on a held-out copy of the database with other rows (do not hard-code values)"
         reason = f"the query ran ({result.shape}) but its result differs from the expected one"
         return comparison.score, reason + (where if held_out else "")
@@ -249,16 +252,18 @@ class SQLVerifier:
 
     def _tied_gold(
         self, gold_sql: str, gold_query: CheckedQuery, gold: QueryResult, database: DatabaseSource
-    ) -> tuple[QueryResult, tuple] | None:
+    ) -> tuple[QueryResult, tuple, tuple] | None:
         """The gold result with each row's ORDER BY key (rows with equal keys are tied, and their
-        order is the engine's whim), or None when the keys cannot be read."""
+        order is the engine's whim) and, under a LIMIT, every row tied with its last one (the
+        LIMIT may keep any of them); None when the keys cannot be read."""
         key = (self.backend.name, database.fingerprint, gold_sql, self.config.dialect)
         with self._cache_lock:
             if key in self._gold_ties:
                 self._gold_ties.move_to_end(key)
                 return self._gold_ties[key]
         tied = None
-        plan = with_order_keys(gold_query, len(gold.columns))
+        limit = _literal_limit(gold_query.expression)
+        plan = with_order_keys(gold_query, len(gold.columns), without_limit=limit is not None)
         if plan is not None:
             sql, positions = plan
             try:
@@ -268,11 +273,8 @@ class SQLVerifier:
                     full = self.backend.execute(database, keyed, self._gold_limits)
             except (QueryError, SQLParseError, UnsafeQuery):  # then the gold's own order counts
                 full = None
-            if full is not None and len(full.rows) == len(gold.rows):
-                width = len(gold.columns)
-                rows = tuple(row[:width] for row in full.rows)
-                ties = tuple(tuple(row[i] for i in positions) for row in full.rows)
-                tied = (QueryResult(gold.columns, rows), ties)
+            if full is not None:
+                tied = _ties(gold, full, positions, limit)
         self._remember(self._gold_ties, key, tied)
         return tied
 
@@ -340,11 +342,14 @@ class SQLVerifier:
         return f"SQLVerifier({self.backend!r}, dialect={self.config.dialect!r})"
 
 
-def with_order_keys(query: CheckedQuery, width: int) -> tuple[str | None, list[int]] | None:
+def with_order_keys(
+    query: CheckedQuery, width: int, without_limit: bool = False
+) -> tuple[str | None, list[int]] | None:
     """Where a gold query's ORDER BY keys are in its result: (None, column positions) when each
     key is an output column (`ORDER BY 2`, an output alias), else (the query with the other keys
-    appended as columns, their positions there). None for what has no such form: no top-level
-    ORDER BY, a set operation, DISTINCT (extra columns would change its rows)."""
+    appended as columns, their positions there; `without_limit` also drops its LIMIT). None for
+    what has no such form: no top-level ORDER BY, a set operation, DISTINCT (extra columns would
+    change its rows)."""
     tree = query.expression
     if not isinstance(tree, exp.Select) or tree.args.get("distinct") or not tree.args.get("order"):
         return None
@@ -367,10 +372,59 @@ def with_order_keys(query: CheckedQuery, width: int) -> tuple[str | None, list[i
         else:
             positions.append(width + len(extra))
             extra.append(exp.alias_(key.copy(), f"rlvr_order_key_{len(extra)}"))
-    if not extra:
+    if without_limit:
+        tree.set("limit", None)
+    elif not extra:
         return None, positions
     tree.set("expressions", [*tree.expressions, *extra])
     try:
         return tree.sql(dialect=query.dialect), positions
     except Exception:  # sqlglot failing on an odd tree: the gold's own order counts
         return None
+
+
+def _literal_limit(tree: exp.Expression) -> int | None:
+    """N of a top-level `LIMIT N` without OFFSET, else None."""
+    limit = tree.args.get("limit") if isinstance(tree, exp.Select) else None
+    count = limit.args.get("expression") if isinstance(limit, exp.Limit) else None
+    if tree.args.get("offset") is not None or not isinstance(count, exp.Literal):
+        return None
+    return int(count.this) if count.is_int else None
+
+
+def _ties(
+    gold: QueryResult, full: QueryResult, positions: list[int], limit: int | None
+) -> tuple[QueryResult, tuple, tuple] | None:
+    """(gold rows, their keys, the rows tied with the last one) from the keyed run `full` (of
+    the gold without its LIMIT when `limit` is given)."""
+    width, count = len(gold.columns), len(gold.rows)
+    if count != (len(full.rows) if limit is None else min(limit, len(full.rows))):
+        return None  # not the same rows: keep the gold's own order
+    rows = [row[:width] for row in full.rows]
+    keys = [tuple(row[i] for i in positions) for row in full.rows]
+    pool: tuple = ()
+    if limit is not None and count:
+        pool = tuple(row for row, key in zip(rows, keys) if key == keys[count - 1])
+    return QueryResult(gold.columns, tuple(rows[:count])), tuple(keys[:count]), pool
+
+
+def _boundary_choice(
+    gold: QueryResult, ties: tuple, pool: tuple, predicted: QueryResult, tolerance: Tolerance
+) -> QueryResult:
+    """The gold with its last tied rows replaced by the ones the reply kept, when those are all
+    among the rows tied there (a LIMIT may keep any of them); else the gold."""
+    if not pool or not ties or len(predicted.rows) != len(gold.rows):
+        return gold
+    start = len(ties)
+    while start > 0 and ties[start - 1] == ties[-1]:
+        start -= 1
+    unused, chosen = list(pool), []
+    for row in predicted.rows[start:]:
+        for position, candidate in enumerate(unused):
+            same = all(cells_equal(a, b, tolerance) for a, b in zip(candidate, row))
+            if same and len(candidate) == len(row):
+                chosen.append(unused.pop(position))
+                break
+        else:
+            return gold
+    return QueryResult(gold.columns, gold.rows[:start] + tuple(chosen))
