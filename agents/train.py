@@ -284,7 +284,7 @@ class Trainer:
             self.metrics.truncate_after(-1)
         if not self.evaluations:
             self.evaluate()
-        bar = _progress(config.steps, self.step) if config.progress else None
+        bar = self._progress_bar() if config.progress else None
         try:
             while self.step < config.steps and not self._out_of_time():
                 metrics = self.train_step()
@@ -293,9 +293,7 @@ class Trainer:
                 if config.save_every and self.step % config.save_every == 0:
                     self.save_checkpoint()
                 if bar is not None:
-                    bar.update(1)
-                    held_out = self.evaluations[-1]["eval/success_rate"]
-                    bar.set_postfix(_postfix({**metrics, "eval/success_rate": held_out}))
+                    self._advance(bar, metrics)
         finally:
             if bar is not None:
                 bar.close()
@@ -311,6 +309,25 @@ class Trainer:
                 title=", ".join(spec.id for spec in config.envs),
             )
         return TrainResult(self.out, self.step, self.train_seconds, self.evaluations, final)
+
+    def _progress_bar(self) -> Any:
+        from tqdm.auto import tqdm
+
+        budget = self.config.time_budget
+        if budget is not None:  # the budget is what ends such a run: count its seconds
+            done = min(self.train_seconds, budget)
+            seconds = "{l_bar}{bar}| {n:.0f}/{total:.0f} s [{elapsed}<{remaining}{postfix}]"
+            return tqdm(total=budget, initial=done, desc="train", bar_format=seconds, **_BAR)
+        return tqdm(total=self.config.steps, initial=self.step, desc="train", unit="step", **_BAR)
+
+    def _advance(self, bar: Any, metrics: dict[str, float]) -> None:
+        if self.config.time_budget is not None:
+            bar.update(min(self.train_seconds, self.config.time_budget) - bar.n)
+        else:
+            bar.update(1)
+        held_out = self.evaluations[-1]["eval/success_rate"]
+        postfix = _postfix({**metrics, "eval/success_rate": held_out})
+        bar.set_postfix({"step": self.step, **postfix} if self.config.time_budget else postfix)
 
     def _out_of_time(self) -> bool:
         budget = self.config.time_budget
@@ -436,10 +453,7 @@ def _trainable_state(policy: HFPolicy) -> dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in policy.model.state_dict().items() if k in trainable}
 
 
-def _progress(total: int, done: int) -> Any:
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, initial=done, desc="train", unit="step", dynamic_ncols=True)
+_BAR = {"dynamic_ncols": True}
 
 
 def _postfix(metrics: dict[str, float]) -> dict[str, str]:

@@ -167,7 +167,7 @@ def load_jsonl(
         raise DatasetError(f"{file}: no such file; pass the path of a .jsonl file")
     meta = {"source": str(file), **(metadata or {})}
     tasks = []
-    with file.open(encoding="utf-8") as handle:
+    with file.open(encoding="utf-8-sig") as handle:  # -sig: a leading BOM is no error
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue

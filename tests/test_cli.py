@@ -5,8 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
-
 from rlvr.cli import main
 
 
@@ -113,6 +111,6 @@ def test_play_reads_replies_from_the_terminal():
     assert "[reward 0.000, return 0.000]" in result.stdout
 
 
-def test_bad_agent_spec_is_a_clear_error():
-    with pytest.raises(ValueError, match="unknown agent"):
-        main(["eval", "rlvrtest/CliCapitals-v0", "--agent", "nobody"])
+def test_bad_agent_spec_is_a_clear_error(capsys):
+    assert main(["eval", "rlvrtest/CliCapitals-v0", "--agent", "nobody"]) == 1
+    assert "unknown agent 'nobody'; use one of: oracle" in capsys.readouterr().err

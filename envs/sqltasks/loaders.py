@@ -88,7 +88,7 @@ def _read_json_list(path: PathLike) -> list[Any]:
             f"{file}: no such file; pass the dataset's questions file (e.g. dev.json)"
         )
     try:
-        rows = json.loads(file.read_text(encoding="utf-8"))
+        rows = json.loads(file.read_text(encoding="utf-8-sig"))  # a leading BOM is no error
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{file}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(rows, list):

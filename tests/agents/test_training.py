@@ -379,3 +379,15 @@ def test_rlvr_train_refuses_kwargs_that_are_not_a_json_object(tiny_path, capsys,
         train_command("--env", "test/Add-v0", "--model", str(tiny_path), "--kwargs", kwargs)
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("budget", [None, 600.0])
+def test_the_progress_bar_counts_what_ends_the_run(tiny_path, tmp_path, capsys, budget):
+    # a run ended by its time budget measures progress in seconds of that budget, not in steps
+    # of a step limit it will never reach
+    train(config(tiny_path, tmp_path, progress=True, time_budget=budget))
+    bar = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
+    if budget is None:
+        assert "2/2" in bar and "step/s" in bar
+    else:
+        assert "/600 s [" in bar and "step=2" in bar and "step/s" not in bar

@@ -101,3 +101,12 @@ def test_partial_credit_aligns_swapped_columns():
     pred = result(("a", 1), ("b", 2), ("z", 9))
     comparison = compare_results(gold, pred, ordered=False, partial_credit=True)
     assert comparison.score == pytest.approx(2 / 3)
+
+
+def test_tied_rows_of_an_ordered_result_may_come_in_any_order():
+    gold = result(("a", 1), ("b", 1), ("c", 2))
+    swapped = result(("b", 1), ("a", 1), ("c", 2))
+    assert not match(gold, swapped, ordered=True)
+    assert match(gold, swapped, ordered=True, ties=[(1,), (1,), (2,)])
+    # only within a tie: the order between keys still counts
+    assert not match(gold, result(("c", 2), ("a", 1), ("b", 1)), ordered=True, ties=[1, 1, 2])

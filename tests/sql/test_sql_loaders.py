@@ -163,3 +163,13 @@ def test_missing_paths(spider):
     (spider / "q.jsonl").write_text('{"question": "q", "query": "SELECT 1"}\n')
     with pytest.raises(DatasetError, match="db_id"):
         load_sql_jsonl(spider / "q.jsonl", spider / "database")
+
+
+def test_questions_saved_with_a_byte_order_mark_load(spider):
+    """Editors on Windows save JSON with a UTF-8 BOM; json.loads refuses it."""
+    rows = json.loads((spider / "dev.json").read_text())
+    (spider / "bom.json").write_text(json.dumps(rows), encoding="utf-8-sig")
+    assert len(load_spider(spider / "bom.json", spider / "database")) == 3
+    lines = "".join(json.dumps(row) + "\n" for row in rows)
+    (spider / "bom.jsonl").write_text(lines, encoding="utf-8-sig")
+    assert len(load_sql_jsonl(spider / "bom.jsonl", spider / "database")) == 3

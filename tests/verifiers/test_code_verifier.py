@@ -42,6 +42,8 @@ from tests.sandboxes.conftest import docker_available, require_local_sandbox
         ("```\ndef f(): return 3\n```", "def f(): return 3"),
         ("I would write f.", None),
         ("```rust\nfn f() {}\n```", None),
+        ("```python\r\ndef f(x):\r\n    return x\r\n```\r\nDone.", "def f(x):\n    return x"),
+        ("1. Code:\n  ```python\n  def f(x):\n      return x\n  ```", "def f(x):\n    return x"),
         ("", None),
     ],
 )
@@ -58,6 +60,8 @@ PLAIN = [
     -(10**30),
     1.5,
     float("inf"),
+    -2 + 2.5e-16j,  # MBPP's polar_rect returns a complex
+    complex(float("inf"), 0),
     "text",
     b"\x00bytes",
     [1, [2, "x"]],
@@ -94,7 +98,7 @@ def test_subclasses_and_objects_are_not_plain_data():
         def __eq__(self, other):
             return True
 
-    for value in (Int(3), Always(), object(), [1, Int(2)], {"k": Always()}, 1j, range(3)):
+    for value in (Int(3), Always(), object(), [1, Int(2)], {"k": Always()}, range(3)):
         with pytest.raises(NotPlainData):
             encode_value(value)
 
@@ -104,7 +108,10 @@ def test_canonical_keeps_int_float_and_bool_apart():
     assert canonical([1, (2,)]) != canonical([1, [2]])
 
 
-@pytest.mark.parametrize("bad", [{"$what": 1}, {"$tuple": 1}, {"$bytes": "%%"}, {"$float": "x"}])
+@pytest.mark.parametrize(
+    "bad",
+    [{"$what": 1}, {"$tuple": 1}, {"$bytes": "%%"}, {"$float": "x"}, {"$complex": [1, "x"]}],
+)
 def test_decoder_rejects_malformed_data(bad):
     with pytest.raises(ValueError):
         decode_value(bad)
@@ -492,3 +499,68 @@ def test_errors_of_the_test_code_do_not_quote_the_gold(verifier):
     assert "ValueError" in wrong.details and "should be 5" not in wrong.details
     own = verifier.verify("```python\ndef add(a, b):\n    raise ValueError('mine')\n```", task)
     assert "ValueError: mine" in own.details  # the code's own exception is shown in full
+
+
+def test_standard_dicts_travel_as_plain_dicts():
+    from collections import Counter, OrderedDict, defaultdict
+
+    assert decode_value(encode_value(Counter("aab"))) == {"a": 2, "b": 1}
+    assert type(decode_value(encode_value(defaultdict(list, {1: [2]})))) is dict
+    assert decode_value(encode_value(OrderedDict(x=1))) == {"x": 1}
+
+    class Mine(Counter):
+        pass
+
+    with pytest.raises(NotPlainData):
+        encode_value(Mine("a"))
+
+
+def test_an_mbpp_gold_returning_a_counter_passes(verifier):
+    """MBPP's own solution of `freq_element` returns a Counter; its tests compare with a dict."""
+    task = Task(
+        "freq",
+        "frequencies",
+        CodeTests(
+            "freq",
+            asserts=("assert freq([1, 2, 2]) == {1: 1, 2: 2}", "assert freq([]) == {}"),
+        ).to_answer(),
+    )
+    counter = "from collections import Counter\ndef freq(xs):\n    return Counter(xs)"
+    assert verifier.verify(f"```python\n{counter}\n```", task).status is Status.CORRECT
+    wrong = "from collections import Counter\ndef freq(xs):\n    return Counter(xs[1:])"
+    assert verifier.verify(f"```python\n{wrong}\n```", task).status is Status.INCORRECT
+
+
+def test_an_mbpp_gold_returning_a_complex_passes(verifier):
+    """MBPP's `polar_rect` returns `(cmath.polar(...), cmath.rect(2, cmath.pi))`."""
+    task = Task(
+        "polar",
+        "polar",
+        CodeTests(
+            "polar_rect",
+            asserts=(
+                "assert polar_rect(3,4)==((5.0, 0.9272952180016122), (-2+2.4492935982947064e-16j))",
+            ),
+        ).to_answer(),
+    )
+    gold = (
+        "import cmath\ndef polar_rect(x,y):\n cn = complex(x,y)\n cn=cmath.polar(cn)\n"
+        " cn1 = cmath.rect(2, cmath.pi)\n return (cn,cn1)"
+    )
+    assert verifier.verify(f"```python\n{gold}\n```", task).status is Status.CORRECT
+
+
+@pytest.mark.parametrize(
+    "tests",
+    [
+        CodeTests("add", check="import no_such_module\ndef check(candidate):\n    pass"),
+        CodeTests("add", asserts=("assert add(1, 1) == 2", "assert add(1, 1) ==")),
+    ],
+    ids=["missing module", "syntax error"],
+)
+def test_test_code_that_cannot_load_is_an_infrastructure_error(verifier, tests):
+    """E.g. HumanEval+ test code importing numpy in a sandbox without it: the task is broken,
+    and a correct solution must not be scored 0 (nor blamed for stopping the harness)."""
+    verdict = verifier.verify(GOOD, Task("broken", "p", tests.to_answer()))
+    assert verdict.status is Status.ERROR and verdict.infra_error, verdict.details
+    assert "no_such_module" in verdict.details or "SyntaxError" in verdict.details

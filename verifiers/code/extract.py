@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 
 # An opening fence with an optional language tag, the body, then a closing fence at the end of a
 # line (or the end of the reply: a truncated reply still has its code).
@@ -31,7 +32,14 @@ def extract_code(reply: str, entry_point: str | None = None) -> str | None:
     """
     if not isinstance(reply, str) or not reply.strip():
         return None
-    blocks = [body for tag, body in fenced_blocks(reply) if tag in _PYTHON_TAGS and body.strip()]
+    # Windows line endings: a closing fence is found at the end of a line, and Python reads
+    # "\r\n" and "\r" as "\n" anyway.
+    reply = reply.replace("\r\n", "\n").replace("\r", "\n")
+    blocks = [
+        textwrap.dedent(body)  # a block indented as a whole, e.g. in a list item
+        for tag, body in fenced_blocks(reply)
+        if tag in _PYTHON_TAGS and body.strip()
+    ]
     if blocks:
         if entry_point:
             defining = [body for body in blocks if defines(body, entry_point)]

@@ -22,11 +22,13 @@ the tests is in its memory; the tests reach the runner through stdin, never thro
 Report (stdout, one JSON object): `{"load_error": str|None, "results": [...]}` in `cases` mode
 (each result `{"value": encoded}` or `{"error": name, "names": [...], "message": str}` or
 `{"timeout": true}` or `{"crash": str}`), `{"load_error": ..., "tests": [{"passed": bool,
-"error": str}]}` otherwise.
+"error": str}]}` otherwise, or `{"load_error": None, "tests_broken": str}` when the test code itself
+cannot be loaded (a module the sandbox lacks, a syntax error).
 """
 
 import base64
 import builtins
+import collections
 import contextlib
 import json
 import math
@@ -49,13 +51,17 @@ MAX_DEPTH = 100
 # Python refuses to print or parse ints of more than 4300 decimal digits (sys.int_info); bigger
 # ones travel in hex, which has no such limit.
 BIG_INT_BITS = 10_000
+# The standard library's dicts that equal a plain dict with the same items (`Counter(a=1) ==
+# {"a": 1}`), which real solutions return (MBPP's gold for `freq_element`): sent as that dict,
+# read with `dict.items` so that no method of the object runs.
+DICT_LIKE = (collections.Counter, collections.OrderedDict, collections.defaultdict)
 
 # --- plain data ---------------------------------------------------------------------------------
 
 
 class NotPlainData(TypeError):
-    """A value that is not made only of exact builtin types (None, bool, int, float, str, bytes,
-    list, tuple, dict, set, frozenset)."""
+    """A value that is not made only of exact builtin types (None, bool, int, float, complex, str,
+    bytes, list, tuple, dict, set, frozenset)."""
 
 
 def encode_value(value, depth=0):
@@ -64,7 +70,7 @@ def encode_value(value, depth=0):
     Lists are JSON arrays, dicts with str keys not starting with "$" are JSON objects; tuples,
     sets, frozensets, bytes, other dicts, non-finite floats and ints of more than BIG_INT_BITS
     bits are one-key objects (`{"$tuple": [...]}`, `{"$int": "0x..."}`). Subclasses of the
-    builtin types are rejected.
+    builtin types are rejected, but for `DICT_LIKE` ones, which are sent as plain dicts.
     """
     if depth > MAX_DEPTH:
         raise NotPlainData("the value is nested too deeply")
@@ -79,6 +85,8 @@ def encode_value(value, depth=0):
         return {"$float": "nan" if value != value else ("inf" if value > 0 else "-inf")}
     if kind is list:
         return [encode_value(item, depth + 1) for item in value]
+    if kind is complex:  # MBPP's polar_rect returns one
+        return {"$complex": [encode_value(value.real), encode_value(value.imag)]}
     if kind is tuple:
         return {"$tuple": [encode_value(item, depth + 1) for item in value]}
     if kind is set or kind is frozenset:
@@ -87,22 +95,22 @@ def encode_value(value, depth=0):
         return {"$" + kind.__name__: items}
     if kind is bytes:
         return {"$bytes": base64.b64encode(value).decode("ascii")}
-    if kind is dict:
-        if all(type(key) is str and not key.startswith("$") for key in value):
-            return {key: encode_value(item, depth + 1) for key, item in value.items()}
+    if kind is dict or kind in DICT_LIKE:
+        items = list(dict.items(value))
+        if all(type(key) is str and not key.startswith("$") for key, _ in items):
+            return {key: encode_value(item, depth + 1) for key, item in items}
         return {
             "$dict": [
-                [encode_value(key, depth + 1), encode_value(item, depth + 1)]
-                for key, item in value.items()
+                [encode_value(key, depth + 1), encode_value(item, depth + 1)] for key, item in items
             ]
         }
     raise NotPlainData(
-        f"a value of type {kind.__name__} is not plain data (use None, bool, int, float, str, "
-        "bytes, list, tuple, dict, set or frozenset, not subclasses)"
+        f"a value of type {kind.__name__} is not plain data (use None, bool, int, float, complex, "
+        "str, bytes, list, tuple, dict, set or frozenset, not subclasses)"
     )
 
 
-_TAGS = ("$float", "$int", "$tuple", "$set", "$frozenset", "$bytes", "$dict")
+_TAGS = ("$float", "$int", "$complex", "$tuple", "$set", "$frozenset", "$bytes", "$dict")
 
 
 def decode_value(data, depth=0):
@@ -144,6 +152,11 @@ def _decode_tagged(tag, body, depth):
         return base64.b64decode(body.encode("ascii"), validate=True)
     if type(body) is not list:
         raise ValueError(f"{tag} needs a list")
+    if tag == "$complex":
+        parts = [decode_value(part, depth + 1) for part in body]
+        if len(parts) != 2 or any(type(part) is not float for part in parts):
+            raise ValueError("$complex needs [real, imag] floats")
+        return complex(*parts)
     if tag == "$dict":
         pairs = []
         for pair in body:
@@ -477,18 +490,14 @@ def run_test_code(spec, holder):
     proxy = make_proxy(holder)
     namespace[spec["entry_point"]] = proxy
     namespace["candidate"] = proxy
-    if spec.get("setup"):
-        exec(compile(spec["setup"], "<test setup>", "exec"), namespace)
-        namespace[spec["entry_point"]] = proxy
-    if spec["mode"] == "check":
-        exec(compile(spec["check"], "<tests>", "exec"), namespace)
-        checker = namespace.get("check")
-        tests = [("check(candidate)", lambda: checker(proxy))]
-    else:
-        tests = []
-        for index, source in enumerate(spec["asserts"]):
-            code = compile(source, f"<test {index + 1}>", "exec")
-            tests.append((source, lambda code=code: exec(code, namespace)))
+    try:
+        tests = _load_tests(spec, namespace, proxy)
+    except (ImportError, SyntaxError) as exc:
+        if holder["server"].calls:  # the solution took part: its failure, not the task's
+            raise
+        # The task's own fault (a module the sandbox lacks, test code that does not parse):
+        # nothing the solution does reaches this process's imports or compiler.
+        return {"tests_broken": describe_exception(exc)}
     outcomes = []
     for source, test in tests:
         broken = holder["server"].broken
@@ -516,6 +525,21 @@ def run_test_code(spec, holder):
         if not passed and spec.get("stop_on_failure"):
             break
     return {"tests": outcomes}
+
+
+def _load_tests(spec, namespace, proxy):
+    if spec.get("setup"):
+        exec(compile(spec["setup"], "<test setup>", "exec"), namespace)
+        namespace[spec["entry_point"]] = proxy
+    if spec["mode"] == "check":
+        exec(compile(spec["check"], "<tests>", "exec"), namespace)
+        checker = namespace.get("check")
+        return [("check(candidate)", lambda: checker(proxy))]
+    tests = []
+    for index, source in enumerate(spec["asserts"]):
+        code = compile(source, f"<test {index + 1}>", "exec")
+        tests.append((source, lambda code=code: exec(code, namespace)))
+    return tests
 
 
 def _restart(spec, holder):

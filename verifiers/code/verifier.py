@@ -155,6 +155,9 @@ class UnitTestVerifier:
         if report.get("load_error"):
             text = f"The code failed to load: {report['load_error']}"
             return self._verdict(code, 0, tests.count, text, output, result)
+        if report.get("tests_broken"):  # the task's fault: no score either way
+            broken = _text(report["tests_broken"])
+            return Verdict.error(f"the task's test code cannot run in the sandbox: {broken}")
         if tests.cases:
             reveal = self.config.reveal_expected
             outcomes = [

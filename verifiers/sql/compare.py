@@ -1,9 +1,10 @@
 """Comparing a predicted query's result with the gold result (execution accuracy).
 
 The notion is Spider's: rows compare as multisets (duplicates count), or as sequences when the
-gold query has a top-level ORDER BY; numbers compare numerically (3 == 3.0, floats within a
-tolerance); NULL equals NULL; column order is ignored by default (a permutation of the predicted
-columns that makes the results equal is accepted). Column names never matter.
+gold query has a top-level ORDER BY (rows tied on its keys in any order among themselves, given
+`ties`); numbers compare numerically (3 == 3.0, floats within a tolerance); NULL equals NULL;
+column order is ignored by default (a permutation of the predicted columns that makes the results
+equal is accepted). Column names never matter.
 """
 
 from __future__ import annotations
@@ -43,8 +44,12 @@ def compare_results(
     ignore_column_order: bool = True,
     tolerance: Tolerance = Tolerance(),
     partial_credit: bool = False,
+    ties: Sequence[object] | None = None,
 ) -> Comparison:
     """Compare two results; see the module docstring for the rules.
+
+    `ties` (ordered results only) labels each gold row with its ORDER BY key: rows next to each
+    other with equal labels are tied, and may come in any order among themselves.
 
     Partial credit (when asked for and the results differ): the F1 of the row multisets under the
     best column alignment found, or for ordered results the fraction of positions holding the
@@ -59,7 +64,7 @@ def compare_results(
             gold_rows, pred_rows, width, ignore_column_order, tolerance
         ):
             permuted = [tuple(row[i] for i in permutation) for row in pred_rows]
-            if _rows_equal(gold_rows, permuted, ordered, tolerance):
+            if _rows_equal(gold_rows, permuted, ordered, tolerance, ties):
                 return Comparison(True, 1.0, "the results match")
     reason = (
         f"{len(pred_rows)} rows, expected {len(gold_rows)}"
@@ -113,7 +118,14 @@ def _row_equal(a: Sequence[Cell], b: Sequence[Cell], tolerance: Tolerance) -> bo
     return all(cells_equal(x, y, tolerance) for x, y in zip(a, b))
 
 
-def _rows_equal(gold: list, pred: list, ordered: bool, tolerance: Tolerance) -> bool:
+def _rows_equal(
+    gold: list, pred: list, ordered: bool, tolerance: Tolerance, ties: Sequence | None = None
+) -> bool:
+    if ordered and ties is not None and len(ties) == len(gold):
+        return all(
+            _rows_equal(gold[start:end], pred[start:end], False, tolerance)
+            for start, end in _runs(ties)
+        )
     if ordered:
         return all(_row_equal(g, p, tolerance) for g, p in zip(gold, pred))
     gold_sorted = sorted(gold, key=_row_key)
@@ -121,6 +133,16 @@ def _rows_equal(gold: list, pred: list, ordered: bool, tolerance: Tolerance) -> 
     if all(_row_equal(g, p, tolerance) for g, p in zip(gold_sorted, pred_sorted)):
         return True
     return len(gold) <= _GREEDY_MATCH_LIMIT and _greedy_match(gold, pred, tolerance)
+
+
+def _runs(labels: Sequence) -> list[tuple[int, int]]:
+    """(start, end) of each run of equal neighbouring labels."""
+    runs, start = [], 0
+    for position in range(1, len(labels) + 1):
+        if position == len(labels) or labels[position] != labels[start]:
+            runs.append((start, position))
+            start = position
+    return runs
 
 
 def _greedy_match(gold: list, pred: list, tolerance: Tolerance) -> bool:

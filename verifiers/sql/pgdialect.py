@@ -20,6 +20,8 @@ meaning something else on PostgreSQL, using the loaded schema's names and types:
 - CAST(x AS INTEGER) truncates (PostgreSQL rounds) and is 64-bit; SUM of integers is an integer
   (so `SUM(x) / COUNT(x)` divides integers); `total()` is a float sum; a TEXT column compared with
   a number compares text; a number is a condition (`WHERE 1`); LIMIT -1 means no limit;
+- ROUND works on floats and rounds halves away from zero; a negative substr() start counts from
+  the end; a one-field strftime() in arithmetic is an integer;
 - a grouped query may select columns it does not group by (MIN of them, unless MIN or MAX is
   in the query, where SQLite takes them from the extreme row); a derived table may go unnamed;
   GLOB with a literal pattern becomes a regular expression; COLLATE NOCASE/BINARY name the
@@ -57,6 +59,7 @@ _PADDED_FORMAT = re.compile(r"%(?!%)[^a-zA-Z%]*[-*0-9]")
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Between)
 _TIMESTAMP = exp.DataType.build("TIMESTAMP")
 _TEXT = exp.DataType.build("TEXT")
+_INTEGER_FIELDS = {"%Y", "%m", "%d", "%H", "%M", "%S", "%j", "%w", "%W", "%s"}
 _DATE_FORMAT, _DATETIME_FORMAT, _TIME_FORMAT = "YYYY-MM-DD", "YYYY-MM-DD HH24:MI:SS", "HH24:MI:SS"
 _MODIFIER = re.compile(
     r"\s*([+-]?\d+(?:\.\d+)?)\s+(day|hour|minute|second|month|year)s?\s*"
@@ -221,6 +224,10 @@ def _bare_columns_as_min(select: exp.Select, aliases: set[str]) -> None:
     ):
         return
     grouped = {expression.sql() for expression in group.expressions}
+    by_alias = {e.alias.lower(): e.this for e in select.expressions if isinstance(e, exp.Alias)}
+    for expression in group.expressions:  # GROUP BY an output alias groups by its expression
+        if isinstance(expression, exp.Column) and expression.name.lower() in by_alias:
+            grouped.add(by_alias[expression.name.lower()].sql())
     for expression in group.expressions:
         if isinstance(expression, exp.Literal) and expression.this.isdigit():
             position = int(expression.this) - 1
@@ -345,6 +352,21 @@ def _rewrite(node: exp.Expression) -> exp.Expression | None:
         return _truncating_cast(node)
     if isinstance(node, exp.Anonymous):
         return _sqlite_function(node)
+    if isinstance(node, exp.Round) and not _numeric_cast(node.this):
+        # PostgreSQL has no ROUND(double, n), and rounds a double's halves to even
+        node.set("this", exp.Cast(this=node.this.copy(), to=exp.DataType.build("NUMERIC")))
+        return None
+    if isinstance(node, exp.Substring) and _is_negative_literal(node.args.get("start")):
+        # SQLite counts a negative start from the end; PostgreSQL from before the first character
+        length = exp.Length(this=node.this.copy())
+        start = exp.Add(this=length, expression=node.args["start"].copy())
+        node.set("start", exp.Add(this=start, expression=exp.Literal.number(1)))
+        return None
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)):
+        _integer_strftime_operands(node)
+    if isinstance(node, exp.Date) and not any(v for k, v in node.args.items() if k != "this"):
+        # sqlglot parses a one-argument date() as DATE, a date type on PostgreSQL: SQLite's is text
+        return _sqlite_function(exp.Anonymous(this="DATE", expressions=[node.this.copy()]))
     if isinstance(node, exp.Subquery) and not node.alias and _is_derived_table(node):
         node.set("alias", exp.TableAlias(this=exp.to_identifier(f"rlvr_t{id(node) % 10**6}")))
     if isinstance(node, exp.Limit) and isinstance(node.expression, exp.Neg):
@@ -355,6 +377,24 @@ def _rewrite(node: exp.Expression) -> exp.Expression | None:
         if collation in ("nocase", "binary"):
             node.set("expression", exp.Identifier(this=collation, quoted=True))
     return None
+
+
+def _numeric_cast(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.DECIMAL)
+
+
+def _is_negative_literal(node: exp.Expression | None) -> bool:
+    return isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and node.this.is_number
+
+
+def _integer_strftime_operands(node: exp.Expression) -> None:
+    """`strftime('%Y', 'now') - strftime('%Y', born)`: SQLite does arithmetic on the digits
+    strftime writes; PostgreSQL has no `text - text`. Single numeric fields become integers."""
+    for key in ("this", "expression"):
+        operand = node.args.get(key)
+        layout = operand.args.get("format") if isinstance(operand, exp.TimeToStr) else None
+        if isinstance(layout, exp.Literal) and layout.this in _INTEGER_FIELDS:
+            node.set(key, exp.Cast(this=operand.copy(), to=exp.DataType.build("BIGINT")))
 
 
 def _ilike(like: exp.Like, escape: exp.Expression) -> exp.Expression:

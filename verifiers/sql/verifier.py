@@ -21,7 +21,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rlvr.verifiers.sql.backend import Backend, Limits
 from rlvr.verifiers.sql.catalog import Catalog, lookup
@@ -41,6 +41,7 @@ from rlvr.verifiers.sql.errors import (
 from rlvr.verifiers.sql.extract import extract_sql
 from rlvr.verifiers.sql.guard import CheckedQuery, check_query
 from rlvr.verifiers.sql.results import QueryResult
+from rlvr.verifiers.sql.ties import boundary_choice, literal_limit, tied_rows, with_order_keys
 from rlvr.verifiers.types import Task, Verdict
 
 _DIALECTS = ("sqlite", "postgres", "mysql", "duckdb", "bigquery", "snowflake", "tsql", "oracle")
@@ -56,7 +57,8 @@ class SQLVerifierConfig:
     timeout_s: float = 2.0
     """Time limit of each execution, fetching included."""
     max_rows: int = 10_000
-    """A predicted result with more rows is capped: scored 0 without being fetched."""
+    """A predicted result with more rows (or more than the gold's, when that is more) is capped:
+    scored 0 without being fetched."""
     max_result_bytes: int = 32 << 20
     """Same for the approximate size of a result."""
     rel_tol: float = 1e-6
@@ -115,6 +117,7 @@ class SQLVerifier:
         self.config = config or SQLVerifierConfig()
         self._gold_cache: OrderedDict[tuple, QueryResult] = OrderedDict()
         self._gold_queries: OrderedDict[tuple, CheckedQuery | None] = OrderedDict()
+        self._gold_ties: OrderedDict[tuple, tuple[QueryResult, tuple, tuple] | None] = OrderedDict()
         self._cache_lock = threading.Lock()
         self.cache_hits = 0
         self.cache_misses = 0
@@ -165,8 +168,11 @@ class SQLVerifier:
             return Verdict.error(f"database {db_id!r}: {exc}", db_id=db_id)
         except (QueryError, SQLParseError, UnsafeQuery) as exc:
             return Verdict.error(f"task {task.id}: the gold query fails on {db_id!r}: {exc}")
+        limits = self.config.limits
+        if len(gold.rows) > limits.max_rows:  # a dataset's answer longer than the cap must fit
+            limits = replace(limits, max_rows=len(gold.rows))
         try:
-            result = self.backend.execute(database, predicted, self.config.limits)
+            result = self.backend.execute(database, predicted, limits)
         except BackendError as exc:
             return Verdict.error(f"database {db_id!r}: {exc}", db_id=db_id)
         except QueryTimeout as exc:
@@ -182,17 +188,31 @@ class SQLVerifier:
             ordered = bool(
                 task.metadata.get("ordered", re.search(r"\border\s+by\b", gold_sql, re.I))
             )
-        comparison = compare_results(
+        comparison = self._compare(gold, result, ordered)
+        if not comparison.match and ordered and gold_query is not None:
+            try:
+                tied = self._tied_gold(gold_sql, gold_query, gold, database)
+            except BackendError as exc:
+                return Verdict.error(f"database {db_id!r}: {exc}", db_id=db_id)
+            if tied is not None:
+                tied_gold, ties, pool = tied
+                chosen = boundary_choice(tied_gold, ties, pool, result, self.config.tolerance)
+                if self._compare(chosen, result, True, ties).match:
+                    return 1.0, ""
+        where = " on a held-out copy of the database with other rows (do not hard-code values)"
+        reason = f"the query ran ({result.shape}) but its result differs from the expected one"
+        return comparison.score, reason + (where if held_out else "")
+
+    def _compare(self, gold, result, ordered, ties=None):
+        return compare_results(
             gold,
             result,
             ordered=ordered,
             ignore_column_order=self.config.ignore_column_order,
             tolerance=self.config.tolerance,
             partial_credit=self.config.partial_credit,
+            ties=ties,
         )
-        where = " on a held-out copy of the database with other rows (do not hard-code values)"
-        reason = f"the query ran ({result.shape}) but its result differs from the expected one"
-        return comparison.score, reason + (where if held_out else "")
 
     # --- gold results -----------------------------------------------------------------------------
 
@@ -214,17 +234,48 @@ class SQLVerifier:
                 self.cache_hits += 1
                 return gold_query, cached
             self.cache_misses += 1
-        limits = Limits(
+        if gold_query is None:
+            result = self.backend.run_sql(database, gold_sql, self._gold_limits)
+        else:
+            result = self.backend.execute(database, gold_query, self._gold_limits)
+        self._remember(self._gold_cache, key, result)
+        return gold_query, result
+
+    @property
+    def _gold_limits(self) -> Limits:
+        return Limits(
             max(self.config.timeout_s, 10.0),
             max(self.config.max_rows, 100_000),
             self.config.max_result_bytes,
         )
-        if gold_query is None:
-            result = self.backend.run_sql(database, gold_sql, limits)
-        else:
-            result = self.backend.execute(database, gold_query, limits)
-        self._remember(self._gold_cache, key, result)
-        return gold_query, result
+
+    def _tied_gold(
+        self, gold_sql: str, gold_query: CheckedQuery, gold: QueryResult, database: DatabaseSource
+    ) -> tuple[QueryResult, tuple, tuple] | None:
+        """The gold result with each row's ORDER BY key (rows with equal keys are tied, and their
+        order is the engine's whim) and, under a LIMIT, every row tied with its last one (the
+        LIMIT may keep any of them); None when the keys cannot be read."""
+        key = (self.backend.name, database.fingerprint, gold_sql, self.config.dialect)
+        with self._cache_lock:
+            if key in self._gold_ties:
+                self._gold_ties.move_to_end(key)
+                return self._gold_ties[key]
+        tied = None
+        limit = literal_limit(gold_query.expression)
+        plan = with_order_keys(gold_query, len(gold.columns), without_limit=limit is not None)
+        if plan is not None:
+            sql, positions = plan
+            try:
+                full = gold
+                if sql is not None:
+                    keyed = check_query(sql, self.config.dialect)
+                    full = self.backend.execute(database, keyed, self._gold_limits)
+            except (QueryError, SQLParseError, UnsafeQuery):  # then the gold's own order counts
+                full = None
+            if full is not None:
+                tied = tied_rows(gold, full, positions, limit)
+        self._remember(self._gold_ties, key, tied)
+        return tied
 
     def _gold_query(self, gold_sql: str) -> CheckedQuery | None:
         """The checked gold query (parsed once: sqlglot costs more than a small SQLite query)."""
@@ -252,6 +303,7 @@ class SQLVerifier:
         with self._cache_lock:
             self._gold_cache.clear()
             self._gold_queries.clear()
+            self._gold_ties.clear()
 
     # --- exploration (multi-turn envs) ------------------------------------------------------------
 
