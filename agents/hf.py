@@ -120,6 +120,7 @@ class HFPolicy:
         if lora is not None:
             self.model = _apply_lora(self.model, lora, seed)
         self.eos_ids = _eos_ids(self.model, self.tokenizer)
+        self.context_length = _context_length(self.model)
         self._lean = LeanDecoder(self.model) if lean and LeanDecoder.supports(self.model) else None
         self.batch_size = batch_size
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
@@ -198,6 +199,13 @@ class HFPolicy:
         """Continue each id sequence once (batched, `batch_size` rows at a time)."""
         if any(len(prompt) == 0 for prompt in prompts):
             raise ValueError("every prompt needs at least one token")
+        longest = max((len(prompt) for prompt in prompts), default=0)
+        if self.context_length is not None and longest >= self.context_length:
+            raise PolicyError(
+                f"a prompt of {longest} tokens leaves no room to reply in {self.name}'s context of "
+                f"{self.context_length} tokens (max_position_embeddings); shorten the prompt "
+                "(fewer turns, a shorter system message) or use a model with a longer context"
+            )
         if generator is None and sampling.seed is not None:
             generator = torch.Generator(device=self.device).manual_seed(sampling.seed)
         generator = generator if generator is not None else self.generator
@@ -264,6 +272,10 @@ class HFPolicy:
             cache = self._expand(cache, expand)
             logits, attention, positions = logits[expand], attention[expand], positions[expand]
         next_position = positions[:, -1:] + 1  # (B, 1)
+        # A reply ends ("length") where the model's context does; rows that ended still run
+        # through the model with the batch, at a clamped position (their output is unused).
+        limit = self.context_length or (width + sampling.max_new_tokens)
+        room = [min(sampling.max_new_tokens, limit - len(prompt)) for prompt in prompts]
         samples = [Sample([], [], "length") for _ in range(rows)]
         running = list(range(rows))
         for step in range(sampling.max_new_tokens):
@@ -276,14 +288,14 @@ class HFPolicy:
                 sample.logprobs.append(logprob_list[row])
                 if token_list[row] in self.eos_ids or self._hit_stop(sample, sampling.stop):
                     sample.finish_reason = "stop"
-                else:
+                elif len(sample.token_ids) < room[row]:
                     still_running.append(row)
             running = still_running
             if not running or step == sampling.max_new_tokens - 1:
                 break
             attention = torch.cat([attention, attention.new_ones((rows, 1))], dim=1)
             logits, cache = self._run(tokens[:, None], attention, next_position, cache)
-            next_position = next_position + 1
+            next_position = (next_position + 1).clamp(max=limit - 1)
         return samples
 
     def _run(
@@ -408,6 +420,13 @@ def _apply_lora(model: Any, lora: LoraSettings, seed: int) -> Any:
     with torch.random.fork_rng():  # peft draws lora_A from the global generator: seed it here
         torch.manual_seed(seed)
         return peft.get_peft_model(model, config)
+
+
+def _context_length(model: Any) -> int | None:
+    """Longest sequence the model's positions cover (GPT-2's n_positions included), if named."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    length = getattr(getattr(base, "config", None), "max_position_embeddings", None)
+    return length if isinstance(length, int) and length > 0 else None
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:

@@ -118,3 +118,18 @@ def test_a_stop_string_ending_inside_a_token_keeps_the_ids_as_generated(gpt2):
     assert stopped.finish_reason == "stop"
     assert stopped.token_ids == ids[: k + 1], "the ids are the ones generated, not re-tokenized"
     assert stopped.text == gpt2.decode(ids[: k + 1]) and stopped.text.endswith(token)
+
+
+def test_replies_end_where_learned_positions_end_and_longer_prompts_are_refused(gpt2):
+    context = gpt2.model.config.n_positions
+    short = gpt2.encode_prompt([{"role": "user", "content": "What is 2 + 3?"}])
+    long = (short * context)[: context - 5]
+    greedy = SamplingParams(temperature=0.0, max_new_tokens=20)
+    # Left-padded with the long prompt, whose positions run out: no index error, and the short
+    # prompt's reply is the one it gets alone.
+    cut, reply = gpt2.sample([long, short], greedy)
+    (alone,) = gpt2.sample([short], greedy)
+    assert cut.finish_reason == "length" and len(cut.token_ids) == 5
+    assert reply.token_ids == alone.token_ids and len(alone.token_ids) > 5
+    with pytest.raises(PolicyError, match=f"context of {context} tokens"):
+        gpt2.sample([(short * context)[:context]], greedy)
