@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -337,7 +338,11 @@ class Trainer:
 
     def save_checkpoint(self) -> Path:
         folder = self.out / "checkpoints" / f"step-{self.step}"
-        self.policy.save(folder / "model")
+        # Written aside and renamed into place: a run killed while saving leaves the previous
+        # checkpoints as they were, and resume=True picks the latest complete one.
+        partial = folder.with_name(f"{folder.name}.partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        self.policy.save(partial / "model")
         state = {
             "step": self.step,
             "train_seconds": self.train_seconds,
@@ -348,7 +353,9 @@ class Trainer:
             "trainable": _trainable_state(self.policy) if self.policy.lora else None,
             "config": self.config.to_dict(),
         }
-        torch.save(state, folder / "trainer.pt")
+        torch.save(state, partial / "trainer.pt")
+        shutil.rmtree(folder, ignore_errors=True)
+        partial.rename(folder)
         return folder
 
     def load_checkpoint(self, folder: str | Path) -> None:
@@ -401,7 +408,11 @@ def _lookup(config: dict[str, Any], dotted: str) -> Any:
 
 
 def latest_checkpoint(output_dir: str | Path) -> Path | None:
-    folders = list((Path(output_dir) / "checkpoints").glob("step-*"))
+    folders = [
+        folder
+        for folder in (Path(output_dir) / "checkpoints").glob("step-*")
+        if folder.name.split("-")[1].isdigit() and (folder / "trainer.pt").is_file()
+    ]
     if not folders:
         return None
     return max(folders, key=lambda folder: int(folder.name.split("-")[1]))

@@ -156,6 +156,32 @@ def test_resume_true_picks_the_latest_checkpoint_and_keeps_the_metrics_consisten
     assert logged_steps() == [1]
 
 
+def test_a_run_that_dies_while_saving_resumes_from_its_last_complete_checkpoint(
+    tiny_path, tmp_path, monkeypatch
+):
+    save = torch.save
+    saves = []
+
+    def dies_on_the_second_save(obj, path, *args, **kwargs):
+        saves.append(path)
+        if len(saves) == 2:  # the model is written, the trainer state is not: the process dies
+            raise KeyboardInterrupt
+        return save(obj, path, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "save", dies_on_the_second_save)
+    with pytest.raises(KeyboardInterrupt):
+        train(config(tiny_path, tmp_path, steps=3, save_every=1))
+    monkeypatch.setattr(torch, "save", save)
+    result = train(config(tiny_path, tmp_path, steps=3, save_every=1), resume=True)
+    assert result.steps == 3
+    assert [row["step"] for row in training_rows(tmp_path / "metrics.jsonl")] == [1, 2, 3]
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == [
+        "step-1",
+        "step-2",
+        "step-3",
+    ]
+
+
 def test_resuming_with_another_learner_or_model_is_refused(tiny_path, tmp_path):
     train(config(tiny_path, tmp_path, steps=1))
     with pytest.raises(TrainingError, match="another algo 'grpo' \\(now 'ppo'\\)"):
