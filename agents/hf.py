@@ -203,8 +203,8 @@ class HFPolicy:
         if self.context_length is not None and longest >= self.context_length:
             raise PolicyError(
                 f"a prompt of {longest} tokens leaves no room to reply in {self.name}'s context of "
-                f"{self.context_length} tokens (max_position_embeddings); shorten the prompt "
-                "(fewer turns, a shorter system message) or use a model with a longer context"
+                f"{self.context_length} tokens (its learned max_position_embeddings); shorten the "
+                "prompt (fewer turns, a shorter system message) or use a model with more positions"
             )
         if generator is None and sampling.seed is not None:
             generator = torch.Generator(device=self.device).manual_seed(sampling.seed)
@@ -272,8 +272,8 @@ class HFPolicy:
             cache = self._expand(cache, expand)
             logits, attention, positions = logits[expand], attention[expand], positions[expand]
         next_position = positions[:, -1:] + 1  # (B, 1)
-        # A reply ends ("length") where the model's context does; rows that ended still run
-        # through the model with the batch, at a clamped position (their output is unused).
+        # A reply ends ("length") where learned positions do; rows that ended still run through
+        # the model with the batch, at a clamped position (their output is unused).
         limit = self.context_length or (width + sampling.max_new_tokens)
         room = [min(sampling.max_new_tokens, limit - len(prompt)) for prompt in prompts]
         samples = [Sample([], [], "length") for _ in range(rows)]
@@ -423,10 +423,15 @@ def _apply_lora(model: Any, lora: LoraSettings, seed: int) -> Any:
 
 
 def _context_length(model: Any) -> int | None:
-    """Longest sequence the model's positions cover (GPT-2's n_positions included), if named."""
+    """How many positions a model with learned position embeddings (GPT-2, OPT) has: past them it
+    fails with an index error. None for rotary/ALiBi models, which run on past their config."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     length = getattr(getattr(base, "config", None), "max_position_embeddings", None)
-    return length if isinstance(length, int) and length > 0 else None
+    tokens = base.get_input_embeddings()
+    learned = any(
+        isinstance(module, torch.nn.Embedding) and module is not tokens for module in base.modules()
+    )
+    return length if learned and isinstance(length, int) and length > 0 else None
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:

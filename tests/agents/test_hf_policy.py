@@ -86,6 +86,14 @@ def _fake_episode(ids, prompt_length):
     return Episode(record, "e", 0, ids, mask, [0.0] * len(ids), [len(ids) - 1], prompt_length)
 
 
+def test_a_rotary_model_samples_past_its_configured_positions(policy):
+    positions = policy.model.config.max_position_embeddings
+    prompt = policy.encode_prompt(CONVERSATIONS[0])
+    long = (prompt * positions)[: positions + 10]
+    (sample,) = policy.sample([long], SamplingParams(temperature=0.0, max_new_tokens=6))
+    assert sample.finish_reason == "length" and len(sample.token_ids) == 6
+
+
 def test_max_new_tokens_and_stop_strings(policy):
     long = SamplingParams(temperature=0.0, max_new_tokens=40)
     (reference,) = policy.generate([CONVERSATIONS[0]], sampling=long)[0]
