@@ -109,10 +109,20 @@ def _add_train(subparsers: Any) -> None:
     add("--device", default="cpu")
     add("--dtype", default=None, choices=("float32", "bfloat16", "float16"))
     add("--lora-r", type=int, default=None, help="train LoRA adapters of this rank")
+    add(
+        "--lora-targets",
+        type=_names,
+        default=None,
+        help="comma-separated layers for LoRA (default q_proj,k_proj,v_proj,o_proj; GPT-2: c_attn)",
+    )
     add("--resume", action="store_true", help="continue from the latest checkpoint in --out")
     add("--no-tensorboard", action="store_true")
     add("--no-progress", action="store_true")
     parser.set_defaults(func=run_train)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -147,9 +157,19 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lora(args: argparse.Namespace) -> Any:
+    from rlvr.agents.hf import LoraSettings
+
+    if args.lora_targets is not None and not args.lora_r:
+        raise ValueError("--lora-targets needs --lora-r (the adapters' rank), e.g. --lora-r 8")
+    if not args.lora_r:
+        return None
+    targets = {"target_modules": args.lora_targets} if args.lora_targets is not None else {}
+    return LoraSettings(r=args.lora_r, alpha=2 * args.lora_r, **targets)
+
+
 def _train_config(args: argparse.Namespace) -> Any:
     import rlvr  # noqa: F401  (registers the environments)
-    from rlvr.agents.hf import LoraSettings
     from rlvr.agents.learners.grpo import GRPOConfig
     from rlvr.agents.learners.ppo import PPOConfig
     from rlvr.agents.rollouts import EnvSpec
@@ -179,7 +199,7 @@ def _train_config(args: argparse.Namespace) -> Any:
         seed=args.seed,
         device=args.device,
         dtype=args.dtype,
-        lora=LoraSettings(r=args.lora_r, alpha=2 * args.lora_r) if args.lora_r else None,
+        lora=_lora(args),
         chat_template=args.chat_template.read_text(encoding="utf-8")
         if args.chat_template
         else None,

@@ -408,7 +408,8 @@ def _apply_lora(model: Any, lora: LoraSettings, seed: int) -> Any:
         )
         raise ValueError(
             f"LoRA target_modules {list(lora.target_modules)} name no layer of this model; pick "
-            f"among its layers: {linear} (GPT-2: ('c_attn',); Llama, Qwen: ('q_proj', 'v_proj'))"
+            f"among its layers: {linear} (GPT-2: ('c_attn',); Llama, Qwen: ('q_proj', 'v_proj'); "
+            "`rlvr train --lora-targets c_attn`)"
         )
     config = peft.LoraConfig(
         r=lora.r,

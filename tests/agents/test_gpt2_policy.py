@@ -100,6 +100,9 @@ def test_rlvr_train_on_a_model_without_a_template(tmp_path, capsys):
     (tmp_path / "chat.jinja").write_text(support.GPT2_TEMPLATE)
     assert main([*arguments, *template, "--lora-r", "2"]) == 1
     assert "pick among its layers" in capsys.readouterr().err  # LoRA's default targets are Llama's
+    assert main([*arguments, *template, "--lora-r", "2", "--lora-targets", "c_attn"]) == 0
+    assert main([*arguments, *template, "--lora-targets", "c_attn"]) == 1
+    assert "--lora-targets needs --lora-r" in capsys.readouterr().err
     assert main([*arguments, *template, "--algo", "ppo"]) == 0
     trained = HFPolicy(tmp_path / "run" / "final")
     assert trained.tokenizer.chat_template == support.GPT2_TEMPLATE
