@@ -79,7 +79,7 @@ class TrainConfig:
     device: str = "cpu"
     """Torch device of the policy."""
     dtype: str | None = None
-    """"float32", "bfloat16" or "float16" (None: as saved)."""
+    """"float32", "bfloat16" or "float16" (None: as saved); "float16" only with `lora`."""
     lora: LoraSettings | None = None
     """Train LoRA adapters instead of all weights (with dropout 0: RL forwards run without it)."""
     chat_template: str | None = None
@@ -121,6 +121,12 @@ class TrainConfig:
         if self.dtype not in (None, "float32", "bfloat16", "float16"):
             raise ValueError(
                 f"dtype must be 'float32', 'bfloat16', 'float16' or None, got {self.dtype!r}"
+            )
+        if self.dtype == "float16" and self.lora is None:
+            raise ValueError(
+                "dtype='float16' cannot train all the weights (Adam's eps rounds to 0 in float16 "
+                "and the first step turns weights into NaN): use 'bfloat16' or 'float32', or LoRA "
+                "(its adapters train in float32 on a float16 model)"
             )
         episodes = self.prompts_per_step * self.group_size
         if self.algo == "ppo" and self.ppo.minibatches > episodes:

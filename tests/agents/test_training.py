@@ -115,6 +115,16 @@ def test_lora_training_changes_only_the_adapters(tiny_path, tmp_path):
     assert changed == adapters and all("lora_" in name for name in adapters)
 
 
+def test_a_float16_model_trains_its_lora_adapters_without_nans(tiny_path, tmp_path):
+    trainer = Trainer(config(tiny_path, tmp_path, dtype="float16", lora=LoraSettings(r=2)))
+    adapters = trainer.policy.trainable_parameters()
+    before = snapshot(adapters)
+    for _ in range(2):
+        assert math.isfinite(trainer.train_step()["losses/policy"])
+    assert all(p.dtype == torch.float32 and bool(p.isfinite().all()) for p in adapters)
+    assert all(not torch.equal(a, b) for a, b in zip(before, adapters))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "overrides",
@@ -321,6 +331,7 @@ def test_held_out_split_is_used_for_evaluation():
         ({"threads": 0}, "threads must be >= 1"),
         ({"top_p": 0.0}, "top_p must be in"),
         ({"dtype": "fp16"}, "dtype must be"),
+        ({"dtype": "float16"}, "use 'bfloat16' or 'float32', or LoRA"),
         ({"algo": "ppo", "ppo": PPOConfig(minibatches=13)}, "lower it or raise the batch"),
         ({"lora": LoraSettings(dropout=0.1)}, "set LoraSettings\\(dropout=0.0\\)"),
     ],
