@@ -112,14 +112,16 @@ class HFPolicy:
                 "(a Jinja template over `messages`; TrainConfig(chat_template=...), "
                 "`rlvr train --chat-template FILE`)"
             )
-        if self.tokenizer.pad_token_id is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
         self.device = torch.device(device)
         self.model = model.to(self.device)
         self.lora = lora
         if lora is not None:
             self.model = _apply_lora(self.model, lora, seed)
         self.eos_ids = _eos_ids(self.model, self.tokenizer)
+        if self.tokenizer.pad_token_id is None:  # padding is masked: any end-of-sequence id will do
+            pad = self.tokenizer.eos_token_id
+            pad = min(self.eos_ids) if pad is None else pad
+            self.tokenizer.pad_token = self.tokenizer.convert_ids_to_tokens(pad)
         self.context_length = _context_length(self.model)
         self._lean = LeanDecoder(self.model) if lean and LeanDecoder.supports(self.model) else None
         self.batch_size = batch_size

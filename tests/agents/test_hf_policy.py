@@ -64,6 +64,17 @@ def test_left_padded_batch_gives_the_same_greedy_replies_as_one_at_a_time(policy
         assert b[0].logprobs == pytest.approx(a[0].logprobs, abs=1e-4)
 
 
+def test_a_tokenizer_without_pad_or_eos_pads_with_the_models_end_of_sequence(policy, tiny_path):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_path)
+    tokenizer.pad_token = tokenizer.eos_token = None  # the model's generation config names it
+    bare = HFPolicy(policy.model, tokenizer)
+    assert bare.tokenizer.pad_token_id in policy.eos_ids
+    replies = bare.generate(CONVERSATIONS, sampling=GREEDY)
+    assert replies == policy.generate(CONVERSATIONS, sampling=GREEDY)
+
+
 def test_sampled_logprobs_match_a_training_forward(policy):
     prompt = policy.encode_prompt(CONVERSATIONS[1])
     (sample,) = policy.sample([prompt], SamplingParams(temperature=0.7, max_new_tokens=10, seed=3))
