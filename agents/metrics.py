@@ -20,6 +20,7 @@ class MetricsLog:
     def __init__(self, path: str | os.PathLike[str], tensorboard_dir: str | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._tensorboard_dir = tensorboard_dir
         self._writer = None
         if tensorboard_dir is not None:
             from torch.utils.tensorboard import SummaryWriter
@@ -30,16 +31,29 @@ class MetricsLog:
         row = {"step": step, **{key: _plain(value) for key, value in metrics.items()}}
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(row) + "\n")
+        self._add_scalars(row)
+
+    def _add_scalars(self, row: Mapping[str, Any]) -> None:
         if self._writer is not None:
             for key, value in row.items():
                 if key != "step" and isinstance(value, (int, float)) and math.isfinite(value):
-                    self._writer.add_scalar(key, value, step)
+                    self._writer.add_scalar(key, value, row["step"])
 
     def truncate_after(self, step: int) -> None:
         """Drop rows logged after `step` (a resumed run repeats them)."""
+        rows = []
         if self.path.exists():
             rows = [row for row in read_metrics(self.path) if row["step"] <= step]
             self.path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        if self._writer is not None:  # TensorBoard's files are rewritten with the same rows
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._writer.close()
+            for events in Path(self._tensorboard_dir).glob("events.out.tfevents.*"):
+                events.unlink()
+            self._writer = SummaryWriter(self._tensorboard_dir)
+            for row in rows:
+                self._add_scalars(row)
 
     def close(self) -> None:
         if self._writer is not None:

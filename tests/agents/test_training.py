@@ -166,6 +166,24 @@ def test_resume_true_picks_the_latest_checkpoint_and_keeps_the_metrics_consisten
     assert logged_steps() == [1]
 
 
+def test_tensorboard_drops_the_steps_a_resumed_or_fresh_run_repeats(tiny_path, tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    def logged_steps():
+        events = EventAccumulator(str(tmp_path / "tb"))
+        events.Reload()
+        return [event.step for event in events.Scalars("losses/policy")]
+
+    train(config(tiny_path, tmp_path, steps=3, save_every=1, tensorboard=True))
+    train(
+        config(tiny_path, tmp_path, steps=3, tensorboard=True),
+        resume=tmp_path / "checkpoints/step-1",
+    )
+    assert logged_steps() == [1, 2, 3]
+    train(config(tiny_path, tmp_path, steps=1, tensorboard=True))  # starts over
+    assert logged_steps() == [1]
+
+
 def test_a_run_that_dies_while_saving_resumes_from_its_last_complete_checkpoint(
     tiny_path, tmp_path, monkeypatch
 ):
