@@ -100,6 +100,39 @@ EQUIVALENT = [
 ]
 
 
+# Golds as MATH's solutions write them, answers as chat models write them.
+REAL_WORLD = [
+    ("1,\\!000,\\!000", "1000000"),  # MATH's thousands mark: a comma, its space undone
+    ("1,\\!000,\\!000", "1,000,000"),
+    ("10,\\!000", "10{,}000"),
+    ("\\$1,\\!000", "1000"),
+    ("1234", "1,\\!234"),
+    ("10,\\!000\\pi", "10000\\pi"),  # the symbolic path too
+    ("3\\sqrt{2}", "3√2"),  # Unicode symbols, read as the LaTeX they render like
+    ("\\sqrt{x+1}", "√(x+1)"),
+    ("[3, \\infty)", "[3, ∞)"),
+    ("(-\\infty, -2) \\cup (3, \\infty)", "(-∞, -2) ∪ (3, ∞)"),
+    ("\\{-3, 3\\}", "±3"),
+    ("x^2+7x+10", "x²+7x+10"),
+    ("25", "25 cm²"),
+]
+
+
+@pytest.mark.parametrize(("gold", "answer"), REAL_WORLD)
+def test_real_world_forms_score_one(gold, answer):
+    verdict = judge(gold, boxed(answer))
+    assert verdict.status is Status.CORRECT, verdict
+
+
+@pytest.mark.parametrize(
+    ("gold", "answer"),
+    [("1,\\!000", "1"), ("1234", "1,\\,234"), ("3", "±3"), ("\\sqrt{2}", "√3"), ("6", "2·3")],
+)
+def test_real_world_forms_keep_their_meaning(gold, answer):
+    # a thin space after a comma separates a list; `±3` is two values; `2·3` is undone work
+    assert judge(gold, boxed(answer)).score == 0.0
+
+
 @pytest.mark.parametrize(("gold", "answer"), EQUIVALENT)
 def test_equivalent_forms_score_one(gold, answer):
     verdict = judge(gold, boxed(answer))

@@ -41,6 +41,7 @@ from math_verify import LatexExtractionConfig
 from math_verify import grader as _grader
 
 from rlvr.verifiers.math.extract import find_boxed, matching_braces
+from rlvr.verifiers.math.literals import THOUSANDS_MARK
 from rlvr.verifiers.math.plain import PlainSyntaxError, parse_plain
 
 if not callable(getattr(_grader, "sympy_numeric_eq", None)):  # pragma: no cover
@@ -88,6 +89,7 @@ def latexify(text: str) -> str:
         text = text.replace(delimiter, " ")
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("−", "-")
     text = text.replace("**", "^").replace("\\varnothing", "\\emptyset")
+    text = THOUSANDS_MARK.sub("", text)  # `10,\!000\pi` is 10000 pi
     text = re.sub(r"\\mathrm\s*\{\s*e\s*\}", "e", text)  # upright e is Euler's number
     text = _rewrite_text_groups(text)
     text = _PLAIN_NAMES.sub(lambda m: "\\" + _LATEX_NAMES.get(m.group(1), m.group(1)), text)

@@ -24,7 +24,10 @@ from math import gcd
 MAX_DIGITS = 2000
 MAX_EXPONENT = 400
 
-_THIN_SPACE_THOUSANDS = re.compile(r"(?<=\d)\\[,!]\s*(?=\d{3}(?!\d))")
+# A thousands mark written for LaTeX: `1\,000`, `1\!000`, `1{,}000` and MATH's `1,\!000` (a
+# comma whose space is undone), so `1,\!000,\!000` is one number, not the list 1, 0, 0. (`1,\,234`
+# is not one: a thin space after a comma separates a list.)
+THOUSANDS_MARK = re.compile(r"(?<=\d)(?:,\s*\\!|\\[,!]|\{,\})\s*(?=\d{3}(?!\d))")
 _SPACING = re.compile(
     r"\\[,;:! ]|\\q?quad\b|~|\\displaystyle|\\left(?![a-zA-Z])|\\right(?![a-zA-Z])"
 )
@@ -98,7 +101,7 @@ def clean(text: str) -> str:
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     text = text.replace("−", "-").replace("{,}", ",").replace("\\$", "").replace("$", "")
     text = text.replace("\\(", "").replace("\\)", "").replace("\\[", "").replace("\\]", "")
-    text = _THIN_SPACE_THOUSANDS.sub("", text)
+    text = THOUSANDS_MARK.sub("", text)
     text = _SPACING.sub(" ", text)
     text = _TEXT_GROUP.sub(_text_group, text)
     text = _DEGREES.sub("", text)
