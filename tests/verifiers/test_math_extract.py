@@ -83,6 +83,11 @@ def test_answer_tags():
         ("The answer is not obvious. After work, the answer is 8.", ("8",)),  # prose skipped
         ("The answer is x.", ("x",)),
         ("The answer is 3. Wait, the answer is 4.", ("3", "4")),
+        # Llama's MATH format: one phrase inside another states one answer
+        ("Final Answer: The final answer is $18$. I hope it is correct.", ("18",)),
+        ("**Final Answer:** the answer is 18", ("18",)),
+        ("Answer: e, the answer is 5", ("e, the answer is 5", "5")),  # a value between: both
+        ("Answer: x\nThe answer is 5", ("x", "5")),
     ],
 )
 def test_phrases(reply, expected):

@@ -125,6 +125,21 @@ def test_real_world_forms_score_one(gold, answer):
 
 
 @pytest.mark.parametrize(
+    ("gold", "reply"),
+    [
+        ("18", "Final Answer: The final answer is $18$. I hope it is correct."),  # Llama
+        ("18", "...\n\n**Final Answer**\n\n\\[\n\\boxed{18}\n\\]"),  # Qwen
+        ("18", "Okay, so ... 18.\n</think>\n\nThe total is $\\boxed{18}$."),  # DeepSeek-R1
+        ("18.9", "The answer is: \\$18.90."),
+        ("\\frac{3}{4}", "So the probability is $\\boxed{\\dfrac34}$."),
+    ],
+)
+def test_real_world_replies_score_one(gold, reply):
+    verdict = judge(gold, reply)
+    assert verdict.status is Status.CORRECT, verdict
+
+
+@pytest.mark.parametrize(
     ("gold", "answer"),
     [("1,\\!000", "1"), ("1234", "1,\\,234"), ("3", "±3"), ("\\sqrt{2}", "√3"), ("6", "2·3")],
 )

@@ -175,11 +175,23 @@ def find_phrase_answers(text: str) -> list[str]:
     """What follows each "the answer is" / "final answer:" / "####", up to the end of its
     sentence or math span. Pure prose after the phrase is not an answer."""
     answers = []
-    for match in _PHRASE.finditer(text):
+    matches = list(_PHRASE.finditer(text))
+    for match, following in zip(matches, [*matches[1:], None]):
+        if following is not None and _only_words(text[match.end() : following.start()]):
+            continue  # "Final Answer: The final answer is $18$": the inner phrase states it
         answer = _answer_after(text, match.end())
         if answer and not _is_prose(answer):
             answers.append(answer)
     return answers
+
+
+def _only_words(text: str) -> bool:
+    """At most a few words and markup between two phrases on one line ("The", "**"), none of
+    them a single letter (which may be a value: `e`, `x`)."""
+    text = text.strip(" *:_")
+    if len(text) > 40 or "\n" in text:
+        return False  # the first phrase's answer ends with its line: it is read as usual
+    return all(word.isascii() and word.isalpha() and len(word) > 1 for word in text.split())
 
 
 # Longer than any answer the verifier accepts (see screen.MAX_ANSWER_CHARS).
