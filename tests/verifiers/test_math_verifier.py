@@ -115,6 +115,9 @@ REAL_WORLD = [
     ("\\{-3, 3\\}", "±3"),
     ("x^2+7x+10", "x²+7x+10"),
     ("25", "25 cm²"),
+    ("\\text{A, C}", "\\text{C, A}"),  # "enter the letters of the correct options"
+    ("\\text{A, C}", "A, C"),
+    ("\\text{A,C}", "\\text{(A), (C)}"),
 ]
 
 
@@ -141,7 +144,15 @@ def test_real_world_replies_score_one(gold, reply):
 
 @pytest.mark.parametrize(
     ("gold", "answer"),
-    [("1,\\!000", "1"), ("1234", "1,\\,234"), ("3", "±3"), ("\\sqrt{2}", "√3"), ("6", "2·3")],
+    [
+        ("1,\\!000", "1"),
+        ("1234", "1,\\,234"),
+        ("3", "±3"),
+        ("\\sqrt{2}", "√3"),
+        ("6", "2·3"),
+        ("\\text{A, C}", "\\text{A, C, D}"),
+        ("\\text{(C)}", "\\text{C, D}"),
+    ],
 )
 def test_real_world_forms_keep_their_meaning(gold, answer):
     # a thin space after a comma separates a list; `±3` is two values; `2·3` is undone work

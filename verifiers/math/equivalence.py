@@ -70,6 +70,8 @@ _TEXT_NAMES = (
 _TEXT_COMMAND = re.compile(r"\\(?:" + _TEXT_NAMES + r")\s*(?=\{)")
 _TEXT_GROUP = re.compile(r"\\(?:" + _TEXT_NAMES + r")\s*\{[^{}]*\}")
 _NUMBER_TEXT = re.compile(r"[+-]?\d[\d.,]*")
+# Letters of several multiple-choice options: `A, C`, `(B), (E)`.
+_CHOICE_LIST = re.compile(r"\(?[A-Z]\)?(?:\s*,\s*\(?[A-Z]\)?)+")
 # What may follow a trailing unit: spaces, a power (`cm^2`), punctuation, more text.
 # (Alternatives that cannot match the same text: no backtracking blow-up on `^2   ^2   ...x`.)
 _AFTER_UNIT = re.compile(r"(?:\s|\^\s*(?:\{\s*\d\s*\}|\d)|[.,;]|" + _TEXT_GROUP.pattern + r")*")
@@ -98,8 +100,9 @@ def latexify(text: str) -> str:
 
 def _rewrite_text_groups(text: str) -> str:
     """`\\text{ or }` -> `,`; words followed by more mathematics -> `,` (a list); `\\textbf{2}` ->
-    `2`; a number among words, or an unclosed group -> `UnreadableText`. Units
-    (`\\text{ cm}^2` at the end) and labels are left alone. Groups may nest braces."""
+    `2`; `\\text{A, C}` (options) -> `A, C`; a number among words, or an unclosed group ->
+    `UnreadableText`. Units (`\\text{ cm}^2` at the end) and labels are left alone. Groups may
+    nest braces."""
     parts, position, closers = [], 0, None
     for match in _TEXT_COMMAND.finditer(text):
         if match.start() < position:
@@ -113,6 +116,8 @@ def _rewrite_text_groups(text: str) -> str:
             replacement = f" {content} "
         elif any(char.isdigit() for char in content) and text.strip() != group:
             raise UnreadableText(f"a number inside {group!r:.60}")
+        elif _CHOICE_LIST.fullmatch(content):  # `\\text{A, C}`: the set of letters {A, C}
+            replacement = " " + ", ".join(re.findall("[A-Z]", content)) + " "
         elif content.strip(", ").lower() in ("or", "and") or (
             re.search(r"[A-Za-z]{2}", content) and _AFTER_UNIT.fullmatch(text[end + 1 :]) is None
         ):
