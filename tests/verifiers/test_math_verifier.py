@@ -118,6 +118,7 @@ REAL_WORLD = [
     ("\\text{A, C}", "\\text{C, A}"),  # "enter the letters of the correct options"
     ("\\text{A, C}", "A, C"),
     ("\\text{A,C}", "\\text{(A), (C)}"),
+    ("18", "\\text{18 dollars}"),  # the number inside the unit's text group
 ]
 
 
@@ -152,6 +153,8 @@ def test_real_world_replies_score_one(gold, reply):
         ("6", "2·3"),
         ("\\text{A, C}", "\\text{A, C, D}"),
         ("\\text{(C)}", "\\text{C, D}"),
+        ("5", "\\text{5 million}"),
+        ("5", "\\text{5 apples, maybe 6}"),
     ],
 )
 def test_real_world_forms_keep_their_meaning(gold, answer):

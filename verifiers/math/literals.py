@@ -36,6 +36,7 @@ _TEXT_GROUP = re.compile(
     r"\s*\{([^{}]*)\}"
     r"(\s*\^\s*\{?\s*[23]\s*\}?)?"
 )
+_NUMBER_THEN_WORDS = re.compile(r"[+-]?\d[\d.,]*\s+[^\d]*")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree\b")
 _PERCENT = re.compile(r"(?:\\?%|\s+percent)$", re.IGNORECASE)
 _UNIT_POWER = re.compile(r"\^\s*\{?\s*[23]\s*\}?$")
@@ -116,6 +117,8 @@ def _text_group(match: re.Match[str]) -> str:
         return f" {content.lower()} "
     if re.fullmatch(r"[\d.,+\-/ ]*", content):
         return content + (match.group(2) or "")
+    if _NUMBER_THEN_WORDS.fullmatch(content):
+        return f" {content} "  # `\text{18 dollars}`: read as `18 dollars` (a unit, or not)
     if any(char.isdigit() for char in content):
         return match.group(0)  # `\text{apples, maybe 4}` hides a number: not a unit
     words = re.findall(r"[A-Za-z]+", content)
