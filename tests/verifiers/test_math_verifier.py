@@ -119,6 +119,9 @@ REAL_WORLD = [
     ("\\text{A, C}", "A, C"),
     ("\\text{A,C}", "\\text{(A), (C)}"),
     ("18", "\\text{18 dollars}"),  # the number inside the unit's text group
+    ("\\sqrt{3}", "\\sqrt{3}."),  # a full stop inside the box, on the symbolic path
+    ("x^2+7x+10", "x^{2}+7x+10~"),
+    ("\\frac{\\sqrt{3}}{2}", "\\frac{\\sqrt{3}}{2}\\,"),
 ]
 
 

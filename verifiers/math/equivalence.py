@@ -89,6 +89,7 @@ def latexify(text: str) -> str:
         text = boxed[0]
     for delimiter in _DELIMITERS:
         text = text.replace(delimiter, " ")
+    text = _strip_trailing_punctuation(text.replace("~", " "))  # `~` is a space in LaTeX
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("−", "-")
     text = text.replace("**", "^").replace("\\varnothing", "\\emptyset")
     text = THOUSANDS_MARK.sub("", text)  # `10,\!000\pi` is 10000 pi
@@ -96,6 +97,15 @@ def latexify(text: str) -> str:
     text = _rewrite_text_groups(text)
     text = _PLAIN_NAMES.sub(lambda m: "\\" + _LATEX_NAMES.get(m.group(1), m.group(1)), text)
     return _DECIMAL.sub(_decimal_as_fraction, text).strip()
+
+
+def _strip_trailing_punctuation(text: str) -> str:
+    """`\\sqrt{3}.` -> `\\sqrt{3}`: a sentence's full stop is no part of the answer (a spacing
+    command such as `\\,` is kept whole)."""
+    text = text.rstrip()
+    while text and text[-1] in ".,;" and not text.endswith(("\\,", "\\;")):
+        text = text[:-1].rstrip()
+    return text
 
 
 def _rewrite_text_groups(text: str) -> str:
