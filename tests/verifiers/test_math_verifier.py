@@ -122,6 +122,8 @@ REAL_WORLD = [
     ("\\sqrt{3}", "\\sqrt{3}."),  # a full stop inside the box, on the symbolic path
     ("x^2+7x+10", "x^{2}+7x+10~"),
     ("\\frac{\\sqrt{3}}{2}", "\\frac{\\sqrt{3}}{2}\\,"),
+    ("(5, 0)", "(x, y) = (5, 0)"),  # the tuple labelled with its variables
+    ("(1, 0, 0)", "(x,y,z)=(1,0,0)"),
 ]
 
 
@@ -158,6 +160,8 @@ def test_real_world_replies_score_one(gold, reply):
         ("\\text{(C)}", "\\text{C, D}"),
         ("5", "\\text{5 million}"),
         ("5", "\\text{5 apples, maybe 6}"),
+        ("(5, 0)", "(x, y) = (0, 5)"),
+        ("5", "(x, y) = (5, 0)"),
     ],
 )
 def test_real_world_forms_keep_their_meaning(gold, answer):

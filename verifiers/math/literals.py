@@ -55,7 +55,10 @@ _MEANINGFUL_WORDS = frozenset(
         most wrong incorrect false ish inverse reciprocal""",
     )
 )
-_ASSIGNMENT = re.compile(r"([A-Za-z](?:_\{?\w+\}?)?)\s*=\s*")
+_NAME = r"[A-Za-z](?:_\{?\w+\}?)?"  # a variable: `x`, `x_1`, `x_{12}`
+_ASSIGNMENT = re.compile(rf"({_NAME})\s*=\s*")
+# `(x, y) = (5, 0)`: the names label the tuple's entries in order (math-verify reads it so too).
+_TUPLE_LABEL = re.compile(rf"^\(\s*{_NAME}(?:\s*,\s*{_NAME})+\s*\)\s*=\s*(?=\()")
 _SEPARATOR = re.compile(r"\s*(?:,|;|\bor\b|\band\b)\s*")
 
 _DECIMAL = r"(?:\d+(?:\.\d*)?|\.\d+)"
@@ -131,7 +134,7 @@ def read_literal(text: str) -> Literal | None:
     """Exact value(s) of `text` if it is a plain number or a list of them, else None."""
     if len(text) > MAX_DIGITS:
         return None
-    text = clean(text)
+    text = _TUPLE_LABEL.sub("", clean(text), count=1)
     percent = _PERCENT.search(text)
     if percent is not None:
         scalar = _read_scalar(text[: percent.start()])
