@@ -124,6 +124,9 @@ REAL_WORLD = [
     ("\\frac{\\sqrt{3}}{2}", "\\frac{\\sqrt{3}}{2}\\,"),
     ("(5, 0)", "(x, y) = (5, 0)"),  # the tuple labelled with its variables
     ("(1, 0, 0)", "(x,y,z)=(1,0,0)"),
+    ("(x-2)(x+2)(x^2+4)", "(x+2)(x-2)(x^2+4)"),  # factored as far as the gold, in any order
+    ("x^2(x+1)", "x \\cdot x \\cdot (x+1)"),
+    ("2x(x+2)", "x(2x+4)"),
 ]
 
 
@@ -291,6 +294,8 @@ HACKS = [
     ("(x+2)(x+3)", "\\boxed{x^2+5x+6}"),
     ("(x+1)^{2}", "\\boxed{x^2+2x+1}"),
     ("(x+2)(x+3)", "\\boxed{\\frac{(x^2+5x+6)(x+1)}{x+1}}"),  # neither form: not a polynomial
+    ("(x-2)(x+2)(x^{2}+4)", "\\boxed{(x^2-4)(x^2+4)}"),  # "factor completely": halfway
+    ("x^{2}(x+1)", "\\boxed{x(x^2+x)}"),
     # ... or an operation left for the verifier to do
     ("\\frac{\\sqrt{3}}{2}", "\\boxed{\\sin(\\pi/3)}"),
     ("\\frac{\\sqrt{3}}{2}", "\\boxed{sin(pi/3)}"),

@@ -18,7 +18,8 @@ Final form (`compare(..., final_form=True)`, the verifier's `require_simplified`
 expression is not always an answer. A condition is not its solution: `2x - 3 > 5` (the question)
 does not answer `(4, \\infty)`, only a solved one such as `x > 4` does. A polynomial must be in the
 gold's shape: an expanded gold (`x^3 - 4x^2 + x + 6`, "write it expanded") takes no product of
-sums, and a factored gold (`(x+2)(x+3)`, "factor") takes no expanded polynomial.
+sums, and a factored gold (`(x+2)(x+3)`, "factor") takes no expanded polynomial, nor one with
+fewer factors (`(x^2-4)(x^2+4)` for `(x-2)(x+2)(x^2+4)`, "factor completely").
 
 Words between values: math-verify drops everything from the first `\\text{...}` to the end as
 a unit, which would read `\\sqrt{2} \\text{ or maybe } \\sqrt{3}` as `\\sqrt{2}`. Here words
@@ -209,6 +210,9 @@ def form_problem(gold: Any, answer: Any) -> str:
         return "the final answer must be written expanded, like the expected answer"
     if _factored(gold) and not _factored(answer):
         return "the final answer must be written factored, like the expected answer"
+    if _factored(gold) and _factor_count(answer) < _factor_count(gold):
+        # "factor completely": `(x^2-4)(x^2+4)` is halfway to `(x-2)(x+2)(x^2+4)`
+        return "the final answer must be factored as far as the expected answer"
     return ""
 
 
@@ -288,6 +292,16 @@ def _factored(value: Any) -> bool:
         return False
     variable = [arg for arg in value.args if arg.free_symbols]
     return len(variable) >= 2 or any(_factored(arg) for arg in variable)
+
+
+def _factor_count(value: Any) -> int:
+    """How many non-constant factors a product has, with multiplicity: `x^2(x+1)` has 3."""
+    if isinstance(value, sympy.Pow) and value.base.free_symbols:
+        exponent = value.exp
+        return int(exponent) if exponent.is_Integer and exponent > 0 else 1
+    if isinstance(value, sympy.Mul):
+        return sum(_factor_count(arg) for arg in value.args)
+    return 1 if getattr(value, "free_symbols", None) else 0
 
 
 def _variable_sum(value: Any) -> bool:
