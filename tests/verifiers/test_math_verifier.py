@@ -140,6 +140,8 @@ def test_real_world_forms_score_one(gold, answer):
     ("gold", "reply"),
     [
         ("18", "Final Answer: The final answer is $18$. I hope it is correct."),  # Llama
+        ("18", "Adding them up gives 18.\n\n**Final Answer**: 18"),  # markdown, no box
+        ("18", "Adding them up gives 18.\n\n### Final Answer\n\n$18$"),
         ("18", "...\n\n**Final Answer**\n\n\\[\n\\boxed{18}\n\\]"),  # Qwen
         ("18", "Okay, so ... 18.\n</think>\n\nThe total is $\\boxed{18}$."),  # DeepSeek-R1
         ("18.9", "The answer is: \\$18.90."),
