@@ -5,7 +5,7 @@ Where a final answer may stand:
 1. `\\boxed{...}` / `\\fbox{...}` (nested braces, `\\boxed 5`) and `<answer>...</answer>` tags:
    every box and every tag counts (a tag holding a box counts once, through its box);
 2. only if there is neither, a phrase: "the answer is X", "final answer: X", "Answer: X",
-   "#### X".
+   "**Answer**: X", "#### X", or X on the line after a "**Final Answer**" heading.
 
 Only text outside `<think>...</think>` is read; an unclosed `<think>` means the reply never left
 its reasoning, so it has no answer. Invisible format characters (zero-width spaces, joiners,
