@@ -127,6 +127,10 @@ REAL_WORLD = [
     ("(x-2)(x+2)(x^2+4)", "(x+2)(x-2)(x^2+4)"),  # factored as far as the gold, in any order
     ("x^2(x+1)", "x \\cdot x \\cdot (x+1)"),
     ("2x(x+2)", "x(2x+4)"),
+    ("50", "50 \\text{ percent}"),
+    ("50\\%", "50\\text{\\%}"),
+    ("18", "€18"),
+    ("18", "\\textdollar 18"),
 ]
 
 

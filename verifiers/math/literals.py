@@ -6,8 +6,8 @@ and without a worker process; anything else returns None and goes to the symboli
 
 Read as numbers: `42`, `-3.5`, `.5`, `1,234` (thousands), `3/4`, `\\frac{3}{4}`, `\\dfrac34`,
 `1.5 \\times 10^{3}`, `2e-3`, `0.1\\overline{6}` (repeating); wrapped in `$`, `\\text{}` units
-(`5 \\text{ cm}^2`, `\\$18`, `30^\\circ`, `12 apples`), `x = 5`; a trailing `%` (kept as a flag:
-see `values_match`). Lists: `\\{1, 2\\}` (a set), `(1, 2)` (an ordered tuple), `1, 2` / `1 or 2` /
+(`5 \\text{ cm}^2`, `\\$18`, `€18`, `30^\\circ`, `12 apples`), `x = 5`; a trailing `%` (kept as a
+flag: see `values_match`). Lists: `\\{1, 2\\}` (a set), `(1, 2)` (an ordered tuple), `1, 2` / `1 or 2` /
 `x = 1 and x = 2` (bare).
 Never read: scale words (`5 million`), operators (`47 + 38`), roots, `\\pi`, mixed numbers.
 """
@@ -36,6 +36,7 @@ _TEXT_GROUP = re.compile(
     r"\s*\{([^{}]*)\}"
     r"(\s*\^\s*\{?\s*[23]\s*\}?)?"
 )
+_CURRENCY = re.compile(r"[€£]|\\(?:textdollar|euro|pounds|textsterling)\b\s*")
 _NUMBER_THEN_WORDS = re.compile(r"[+-]?\d[\d.,]*\s+[^\d]*")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree\b")
 _PERCENT = re.compile(r"(?:\\?%|\s+percent)$", re.IGNORECASE)
@@ -104,6 +105,7 @@ def clean(text: str) -> str:
         text = text[1:-1].strip()  # `{4}`: a group around the whole answer
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     text = text.replace("−", "-").replace("{,}", ",").replace("\\$", "").replace("$", "")
+    text = _CURRENCY.sub("", text)
     text = text.replace("\\(", "").replace("\\)", "").replace("\\[", "").replace("\\]", "")
     text = THOUSANDS_MARK.sub("", text)
     text = _SPACING.sub(" ", text)
@@ -118,6 +120,8 @@ def _text_group(match: re.Match[str]) -> str:
         return " "
     if content.lower() in ("or", "and"):
         return f" {content.lower()} "
+    if content.lower() in ("%", "\\%", "percent"):
+        return "%"  # `50\text{ percent}`: a percent sign
     if re.fullmatch(r"[\d.,+\-/ ]*", content):
         return content + (match.group(2) or "")
     if _NUMBER_THEN_WORDS.fullmatch(content):
