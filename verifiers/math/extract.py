@@ -28,7 +28,10 @@ ANSWER_CLOSE = "</answer>"
 
 _BOX_COMMAND = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 _PHRASE = re.compile(
-    r"(?:\b(?:final\s+answer|answer)(?:\s+is\b\s*:?|\s*:|\s*=)|####)", re.IGNORECASE
+    r"(?:\b(?:final\s+answer|answer)(?:\s+is\b\s*:?|\s*(?:\*+\s*)?:|\s*=)|####"
+    # or a heading line ("**Final Answer**", "### Final Answer") with the answer below it
+    r"|(?<![^\n])[ \t#*]*final\s+answer\**[ \t]*(?=\n))",
+    re.IGNORECASE,
 )
 # Unicode format characters (category Cf) a renderer does not show: soft hyphen, zero-width
 # space/joiners, direction marks and embeddings, word joiner, invisible operators, BOM.
@@ -186,12 +189,12 @@ def find_phrase_answers(text: str) -> list[str]:
 
 
 def _only_words(text: str) -> bool:
-    """At most a few words and markup between two phrases on one line ("The", "**"), none of
-    them a single letter (which may be a value: `e`, `x`)."""
-    text = text.strip(" *:_")
-    if len(text) > 40 or "\n" in text:
-        return False  # the first phrase's answer ends with its line: it is read as usual
-    return all(word.isascii() and word.isalpha() and len(word) > 1 for word in text.split())
+    """At most a few words and markup between two phrases ("The", "**", "#"), none of them a
+    single letter (which may be a value: `e`, `x`)."""
+    words = text.replace("*", " ").replace("#", " ").replace(":", " ").split()
+    return len(text) <= 40 and all(
+        word.isascii() and word.isalpha() and len(word) > 1 for word in words
+    )
 
 
 # Longer than any answer the verifier accepts (see screen.MAX_ANSWER_CHARS).
@@ -201,7 +204,10 @@ _MATH_SPANS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 
 def _answer_after(text: str, start: int) -> str:
     window = text[start : start + _PHRASE_WINDOW]  # bounded, so many phrases stay linear
-    line = window.split("\n", 1)[0]
+    lines = window.split("\n")
+    line = lines[0]
+    if not line.strip(" \t*:#"):  # "Final Answer:" ends its line: the answer is the next line
+        line = next((later for later in lines[1:] if later.strip()), "")
     line = line.strip().lstrip("*").strip()
     for opener, closer in _MATH_SPANS:
         if line.startswith(opener):
