@@ -7,8 +7,8 @@ and without a worker process; anything else returns None and goes to the symboli
 Read as numbers: `42`, `-3.5`, `.5`, `1,234` (thousands), `3/4`, `\\frac{3}{4}`, `\\dfrac34`,
 `1.5 \\times 10^{3}`, `2e-3`, `0.1\\overline{6}` (repeating); wrapped in `$`, `\\text{}` units
 (`5 \\text{ cm}^2`, `\\$18`, `€18`, `30^\\circ`, `12 apples`), `x = 5`; a trailing `%` (kept as a
-flag: see `values_match`). Lists: `\\{1, 2\\}` (a set), `(1, 2)` (an ordered tuple), `1, 2` / `1 or 2` /
-`x = 1 and x = 2` (bare).
+flag: see `values_match`). Lists: `\\{1, 2\\}` (a set), `(1, 2)` (an ordered tuple), `1, 2` /
+`1 or 2` / `x = 1 and x = 2` (bare).
 Never read: scale words (`5 million`), operators (`47 + 38`), roots, `\\pi`, mixed numbers.
 """
 
