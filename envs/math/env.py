@@ -8,7 +8,7 @@ from typing import Any
 
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.math.families import FAMILIES, LEVELS, generate
-from rlvr.envs.tasks import ProceduralSource, TaskSource
+from rlvr.envs.tasks import ListSource, ProceduralSource, TaskSource
 from rlvr.envs.verifiable import VerifiableEnv
 from rlvr.verifiers.math import MathVerifier, gold_text
 from rlvr.verifiers.types import Task, TaskFormatError
@@ -112,6 +112,12 @@ class MathEnv(VerifiableEnv):
             format_weight=format_weight,
             render_mode=render_mode,
         )
+        if isinstance(self.tasks, ListSource):
+            for position, task in enumerate(self.tasks.tasks):  # fail now, not in training
+                try:
+                    gold_text(task)
+                except TaskFormatError as exc:
+                    raise EnvConfigError(f"tasks item {position} ({exc})") from None
 
     def coerce_task(self, task: Task | Mapping[str, Any]) -> Task:
         task = super().coerce_task(task)

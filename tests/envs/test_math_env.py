@@ -182,6 +182,14 @@ def test_a_pinned_task_without_a_usable_gold_is_refused_at_reset(answer):
         env.reset(options={"task": {"prompt": "What is 2 + 2?", "answer": answer}})
 
 
+@pytest.mark.parametrize("answer", [None, 0.5, "", "  ", True])
+def test_tasks_without_a_usable_gold_are_refused_when_the_env_is_made(answer):
+    # Accepted, every reply to that task would be an infrastructure error, dropped in training.
+    tasks = [{"prompt": "What is 6 * 7?", "answer": "42"}, {"prompt": "Half?", "answer": answer}]
+    with pytest.raises(EnvConfigError, match="tasks item 1 .*gold answer"):
+        gym.make("rlvr/Math-v0", tasks=tasks)
+
+
 def test_custom_prompt_and_system_prompt():
     env = gym.make(
         "rlvr/Math-v0",

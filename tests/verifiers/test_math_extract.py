@@ -83,6 +83,19 @@ def test_answer_tags():
         ("The answer is not obvious. After work, the answer is 8.", ("8",)),  # prose skipped
         ("The answer is x.", ("x",)),
         ("The answer is 3. Wait, the answer is 4.", ("3", "4")),
+        # Llama's MATH format: one phrase inside another states one answer
+        ("Final Answer: The final answer is $18$. I hope it is correct.", ("18",)),
+        ("**Final Answer:** the answer is 18", ("18",)),
+        ("Answer: e, the answer is 5", ("e, the answer is 5", "5")),  # a value between: both
+        ("Answer: x\nThe answer is 5", ("x", "5")),
+        ("Final Answer:\n\nThe final answer is 18.", ("18",)),
+        # markdown: bold label, heading with the answer on the next line
+        ("**Final Answer**: 18", ("18",)),
+        ("**Answer**: 18", ("18",)),
+        ("### Final Answer\n\n18", ("18",)),
+        ("**Final Answer**\n$$18$$", ("18",)),
+        ("**Final Answer:**\n\n18", ("18",)),
+        ("To get the final answer\nwe add 2 and 3.", ()),  # prose, not a heading
     ],
 )
 def test_phrases(reply, expected):
@@ -108,5 +121,7 @@ def test_extraction_is_linear_on_adversarial_text():
     reply = ("\\boxed{" * 5000) + ("<answer>" * 5000) + ("answer is " * 5000)
     start = time.perf_counter()
     extract_answers(reply)
+    extract_answers("answer" + " " * 100_000 + "x")  # a phrase with space but no colon
+    extract_answers(("\n" + " " * 50) * 2000 + "final answer")  # heading-like lines
     extract_answers("</think>" + "{" * 60000)
     assert time.perf_counter() - start < 2.0

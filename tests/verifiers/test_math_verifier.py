@@ -100,6 +100,84 @@ EQUIVALENT = [
 ]
 
 
+# Golds as MATH's solutions write them, answers as chat models write them.
+REAL_WORLD = [
+    ("1,\\!000,\\!000", "1000000"),  # MATH's thousands mark: a comma, its space undone
+    ("1,\\!000,\\!000", "1,000,000"),
+    ("10,\\!000", "10{,}000"),
+    ("\\$1,\\!000", "1000"),
+    ("1234", "1,\\!234"),
+    ("10,\\!000\\pi", "10000\\pi"),  # the symbolic path too
+    ("3\\sqrt{2}", "3√2"),  # Unicode symbols, read as the LaTeX they render like
+    ("\\sqrt{x+1}", "√(x+1)"),
+    ("[3, \\infty)", "[3, ∞)"),
+    ("(-\\infty, -2) \\cup (3, \\infty)", "(-∞, -2) ∪ (3, ∞)"),
+    ("\\{-3, 3\\}", "±3"),
+    ("x^2+7x+10", "x²+7x+10"),
+    ("25", "25 cm²"),
+    ("\\text{A, C}", "\\text{C, A}"),  # "enter the letters of the correct options"
+    ("\\text{A, C}", "A, C"),
+    ("\\text{A,C}", "\\text{(A), (C)}"),
+    ("18", "\\text{18 dollars}"),  # the number inside the unit's text group
+    ("\\sqrt{3}", "\\sqrt{3}."),  # a full stop inside the box, on the symbolic path
+    ("x^2+7x+10", "x^{2}+7x+10~"),
+    ("\\frac{\\sqrt{3}}{2}", "\\frac{\\sqrt{3}}{2}\\,"),
+    ("(5, 0)", "(x, y) = (5, 0)"),  # the tuple labelled with its variables
+    ("(1, 0, 0)", "(x,y,z)=(1,0,0)"),
+    ("(x-2)(x+2)(x^2+4)", "(x+2)(x-2)(x^2+4)"),  # factored as far as the gold, in any order
+    ("x^2(x+1)", "x \\cdot x \\cdot (x+1)"),
+    ("2x(x+2)", "x(2x+4)"),
+    ("50", "50 \\text{ percent}"),
+    ("50\\%", "50\\text{\\%}"),
+    ("18", "€18"),
+    ("18", "\\textdollar 18"),
+]
+
+
+@pytest.mark.parametrize(("gold", "answer"), REAL_WORLD)
+def test_real_world_forms_score_one(gold, answer):
+    verdict = judge(gold, boxed(answer))
+    assert verdict.status is Status.CORRECT, verdict
+
+
+@pytest.mark.parametrize(
+    ("gold", "reply"),
+    [
+        ("18", "Final Answer: The final answer is $18$. I hope it is correct."),  # Llama
+        ("18", "Adding them up gives 18.\n\n**Final Answer**: 18"),  # markdown, no box
+        ("18", "Adding them up gives 18.\n\n### Final Answer\n\n$18$"),
+        ("18", "...\n\n**Final Answer**\n\n\\[\n\\boxed{18}\n\\]"),  # Qwen
+        ("18", "Okay, so ... 18.\n</think>\n\nThe total is $\\boxed{18}$."),  # DeepSeek-R1
+        ("18.9", "The answer is: \\$18.90."),
+        ("\\frac{3}{4}", "So the probability is $\\boxed{\\dfrac34}$."),
+    ],
+)
+def test_real_world_replies_score_one(gold, reply):
+    verdict = judge(gold, reply)
+    assert verdict.status is Status.CORRECT, verdict
+
+
+@pytest.mark.parametrize(
+    ("gold", "answer"),
+    [
+        ("1,\\!000", "1"),
+        ("1234", "1,\\,234"),
+        ("3", "±3"),
+        ("\\sqrt{2}", "√3"),
+        ("6", "2·3"),
+        ("\\text{A, C}", "\\text{A, C, D}"),
+        ("\\text{(C)}", "\\text{C, D}"),
+        ("5", "\\text{5 million}"),
+        ("5", "\\text{5 apples, maybe 6}"),
+        ("(5, 0)", "(x, y) = (0, 5)"),
+        ("5", "(x, y) = (5, 0)"),
+    ],
+)
+def test_real_world_forms_keep_their_meaning(gold, answer):
+    # a thin space after a comma separates a list; `±3` is two values; `2·3` is undone work
+    assert judge(gold, boxed(answer)).score == 0.0
+
+
 @pytest.mark.parametrize(("gold", "answer"), EQUIVALENT)
 def test_equivalent_forms_score_one(gold, answer):
     verdict = judge(gold, boxed(answer))
@@ -222,6 +300,8 @@ HACKS = [
     ("(x+2)(x+3)", "\\boxed{x^2+5x+6}"),
     ("(x+1)^{2}", "\\boxed{x^2+2x+1}"),
     ("(x+2)(x+3)", "\\boxed{\\frac{(x^2+5x+6)(x+1)}{x+1}}"),  # neither form: not a polynomial
+    ("(x-2)(x+2)(x^{2}+4)", "\\boxed{(x^2-4)(x^2+4)}"),  # "factor completely": halfway
+    ("x^{2}(x+1)", "\\boxed{x(x^2+x)}"),
     # ... or an operation left for the verifier to do
     ("\\frac{\\sqrt{3}}{2}", "\\boxed{\\sin(\\pi/3)}"),
     ("\\frac{\\sqrt{3}}{2}", "\\boxed{sin(pi/3)}"),

@@ -18,7 +18,8 @@ Final form (`compare(..., final_form=True)`, the verifier's `require_simplified`
 expression is not always an answer. A condition is not its solution: `2x - 3 > 5` (the question)
 does not answer `(4, \\infty)`, only a solved one such as `x > 4` does. A polynomial must be in the
 gold's shape: an expanded gold (`x^3 - 4x^2 + x + 6`, "write it expanded") takes no product of
-sums, and a factored gold (`(x+2)(x+3)`, "factor") takes no expanded polynomial.
+sums, and a factored gold (`(x+2)(x+3)`, "factor") takes no expanded polynomial, nor one with
+fewer factors (`(x^2-4)(x^2+4)` for `(x-2)(x+2)(x^2+4)`, "factor completely").
 
 Words between values: math-verify drops everything from the first `\\text{...}` to the end as
 a unit, which would read `\\sqrt{2} \\text{ or maybe } \\sqrt{3}` as `\\sqrt{2}`. Here words
@@ -41,6 +42,7 @@ from math_verify import LatexExtractionConfig
 from math_verify import grader as _grader
 
 from rlvr.verifiers.math.extract import find_boxed, matching_braces
+from rlvr.verifiers.math.literals import THOUSANDS_MARK
 from rlvr.verifiers.math.plain import PlainSyntaxError, parse_plain
 
 if not callable(getattr(_grader, "sympy_numeric_eq", None)):  # pragma: no cover
@@ -69,6 +71,8 @@ _TEXT_NAMES = (
 _TEXT_COMMAND = re.compile(r"\\(?:" + _TEXT_NAMES + r")\s*(?=\{)")
 _TEXT_GROUP = re.compile(r"\\(?:" + _TEXT_NAMES + r")\s*\{[^{}]*\}")
 _NUMBER_TEXT = re.compile(r"[+-]?\d[\d.,]*")
+# Letters of several multiple-choice options: `A, C`, `(B), (E)`.
+_CHOICE_LIST = re.compile(r"\(?[A-Z]\)?(?:\s*,\s*\(?[A-Z]\)?)+")
 # What may follow a trailing unit: spaces, a power (`cm^2`), punctuation, more text.
 # (Alternatives that cannot match the same text: no backtracking blow-up on `^2   ^2   ...x`.)
 _AFTER_UNIT = re.compile(r"(?:\s|\^\s*(?:\{\s*\d\s*\}|\d)|[.,;]|" + _TEXT_GROUP.pattern + r")*")
@@ -86,18 +90,30 @@ def latexify(text: str) -> str:
         text = boxed[0]
     for delimiter in _DELIMITERS:
         text = text.replace(delimiter, " ")
+    text = _strip_trailing_punctuation(text.replace("~", " "))  # `~` is a space in LaTeX
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("−", "-")
     text = text.replace("**", "^").replace("\\varnothing", "\\emptyset")
+    text = THOUSANDS_MARK.sub("", text)  # `10,\!000\pi` is 10000 pi
     text = re.sub(r"\\mathrm\s*\{\s*e\s*\}", "e", text)  # upright e is Euler's number
     text = _rewrite_text_groups(text)
     text = _PLAIN_NAMES.sub(lambda m: "\\" + _LATEX_NAMES.get(m.group(1), m.group(1)), text)
     return _DECIMAL.sub(_decimal_as_fraction, text).strip()
 
 
+def _strip_trailing_punctuation(text: str) -> str:
+    """`\\sqrt{3}.` -> `\\sqrt{3}`: a sentence's full stop is no part of the answer (a spacing
+    command such as `\\,` is kept whole)."""
+    text = text.rstrip()
+    while text and text[-1] in ".,;" and not text.endswith(("\\,", "\\;")):
+        text = text[:-1].rstrip()
+    return text
+
+
 def _rewrite_text_groups(text: str) -> str:
     """`\\text{ or }` -> `,`; words followed by more mathematics -> `,` (a list); `\\textbf{2}` ->
-    `2`; a number among words, or an unclosed group -> `UnreadableText`. Units
-    (`\\text{ cm}^2` at the end) and labels are left alone. Groups may nest braces."""
+    `2`; `\\text{A, C}` (options) -> `A, C`; a number among words, or an unclosed group ->
+    `UnreadableText`. Units (`\\text{ cm}^2` at the end) and labels are left alone. Groups may
+    nest braces."""
     parts, position, closers = [], 0, None
     for match in _TEXT_COMMAND.finditer(text):
         if match.start() < position:
@@ -111,6 +127,8 @@ def _rewrite_text_groups(text: str) -> str:
             replacement = f" {content} "
         elif any(char.isdigit() for char in content) and text.strip() != group:
             raise UnreadableText(f"a number inside {group!r:.60}")
+        elif _CHOICE_LIST.fullmatch(content):  # `\\text{A, C}`: the set of letters {A, C}
+            replacement = " " + ", ".join(re.findall("[A-Z]", content)) + " "
         elif content.strip(", ").lower() in ("or", "and") or (
             re.search(r"[A-Za-z]{2}", content) and _AFTER_UNIT.fullmatch(text[end + 1 :]) is None
         ):
@@ -192,6 +210,9 @@ def form_problem(gold: Any, answer: Any) -> str:
         return "the final answer must be written expanded, like the expected answer"
     if _factored(gold) and not _factored(answer):
         return "the final answer must be written factored, like the expected answer"
+    if _factored(gold) and _factor_count(answer) < _factor_count(gold):
+        # "factor completely": `(x^2-4)(x^2+4)` is halfway to `(x-2)(x+2)(x^2+4)`
+        return "the final answer must be factored as far as the expected answer"
     return ""
 
 
@@ -271,6 +292,16 @@ def _factored(value: Any) -> bool:
         return False
     variable = [arg for arg in value.args if arg.free_symbols]
     return len(variable) >= 2 or any(_factored(arg) for arg in variable)
+
+
+def _factor_count(value: Any) -> int:
+    """How many non-constant factors a product has, with multiplicity: `x^2(x+1)` has 3."""
+    if isinstance(value, sympy.Pow) and value.base.free_symbols:
+        exponent = value.exp
+        return int(exponent) if exponent.is_Integer and exponent > 0 else 1
+    if isinstance(value, sympy.Mul):
+        return sum(_factor_count(arg) for arg in value.args)
+    return 1 if getattr(value, "free_symbols", None) else 0
 
 
 def _variable_sum(value: Any) -> bool:

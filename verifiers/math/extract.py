@@ -5,7 +5,7 @@ Where a final answer may stand:
 1. `\\boxed{...}` / `\\fbox{...}` (nested braces, `\\boxed 5`) and `<answer>...</answer>` tags:
    every box and every tag counts (a tag holding a box counts once, through its box);
 2. only if there is neither, a phrase: "the answer is X", "final answer: X", "Answer: X",
-   "#### X".
+   "**Answer**: X", "#### X", or X on the line after a "**Final Answer**" heading.
 
 Only text outside `<think>...</think>` is read; an unclosed `<think>` means the reply never left
 its reasoning, so it has no answer. Invisible format characters (zero-width spaces, joiners,
@@ -28,7 +28,10 @@ ANSWER_CLOSE = "</answer>"
 
 _BOX_COMMAND = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 _PHRASE = re.compile(
-    r"(?:\b(?:final\s+answer|answer)(?:\s+is\b\s*:?|\s*:|\s*=)|####)", re.IGNORECASE
+    r"(?:\b(?:final\s+answer|answer)(?:\s+is\b\s*:?|\s*(?:\*+\s*)?:|\s*=)|####"
+    # or a heading line ("**Final Answer**", "### Final Answer") with the answer below it
+    r"|(?<![^\n])[ \t#*]*final\s+answer\**[ \t]*(?=\n))",
+    re.IGNORECASE,
 )
 # Unicode format characters (category Cf) a renderer does not show: soft hyphen, zero-width
 # space/joiners, direction marks and embeddings, word joiner, invisible operators, BOM.
@@ -175,11 +178,23 @@ def find_phrase_answers(text: str) -> list[str]:
     """What follows each "the answer is" / "final answer:" / "####", up to the end of its
     sentence or math span. Pure prose after the phrase is not an answer."""
     answers = []
-    for match in _PHRASE.finditer(text):
+    matches = list(_PHRASE.finditer(text))
+    for match, following in zip(matches, [*matches[1:], None]):
+        if following is not None and _only_words(text[match.end() : following.start()]):
+            continue  # "Final Answer: The final answer is $18$": the inner phrase states it
         answer = _answer_after(text, match.end())
         if answer and not _is_prose(answer):
             answers.append(answer)
     return answers
+
+
+def _only_words(text: str) -> bool:
+    """At most a few words and markup between two phrases ("The", "**", "#"), none of them a
+    single letter (which may be a value: `e`, `x`)."""
+    words = text.replace("*", " ").replace("#", " ").replace(":", " ").split()
+    return len(text) <= 40 and all(
+        word.isascii() and word.isalpha() and len(word) > 1 for word in words
+    )
 
 
 # Longer than any answer the verifier accepts (see screen.MAX_ANSWER_CHARS).
@@ -189,7 +204,10 @@ _MATH_SPANS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 
 def _answer_after(text: str, start: int) -> str:
     window = text[start : start + _PHRASE_WINDOW]  # bounded, so many phrases stay linear
-    line = window.split("\n", 1)[0]
+    lines = window.split("\n")
+    line = lines[0]
+    if not line.strip(" \t*:#"):  # "Final Answer:" ends its line: the answer is the next line
+        line = next((later for later in lines[1:] if later.strip()), "")
     line = line.strip().lstrip("*").strip()
     for opener, closer in _MATH_SPANS:
         if line.startswith(opener):

@@ -6,9 +6,9 @@ and without a worker process; anything else returns None and goes to the symboli
 
 Read as numbers: `42`, `-3.5`, `.5`, `1,234` (thousands), `3/4`, `\\frac{3}{4}`, `\\dfrac34`,
 `1.5 \\times 10^{3}`, `2e-3`, `0.1\\overline{6}` (repeating); wrapped in `$`, `\\text{}` units
-(`5 \\text{ cm}^2`, `\\$18`, `30^\\circ`, `12 apples`), `x = 5`; a trailing `%` (kept as a flag:
-see `values_match`). Lists: `\\{1, 2\\}` (a set), `(1, 2)` (an ordered tuple), `1, 2` / `1 or 2` /
-`x = 1 and x = 2` (bare).
+(`5 \\text{ cm}^2`, `\\$18`, `€18`, `30^\\circ`, `12 apples`), `x = 5`; a trailing `%` (kept as a
+flag: see `values_match`). Lists: `\\{1, 2\\}` (a set), `(1, 2)` (an ordered tuple), `1, 2` /
+`1 or 2` / `x = 1 and x = 2` (bare).
 Never read: scale words (`5 million`), operators (`47 + 38`), roots, `\\pi`, mixed numbers.
 """
 
@@ -24,7 +24,10 @@ from math import gcd
 MAX_DIGITS = 2000
 MAX_EXPONENT = 400
 
-_THIN_SPACE_THOUSANDS = re.compile(r"(?<=\d)\\[,!]\s*(?=\d{3}(?!\d))")
+# A thousands mark written for LaTeX: `1\,000`, `1\!000`, `1{,}000` and MATH's `1,\!000` (a
+# comma whose space is undone), so `1,\!000,\!000` is one number, not the list 1, 0, 0. (`1,\,234`
+# is not one: a thin space after a comma separates a list.)
+THOUSANDS_MARK = re.compile(r"(?<=\d)(?:,\s*\\!|\\[,!]|\{,\})\s*(?=\d{3}(?!\d))")
 _SPACING = re.compile(
     r"\\[,;:! ]|\\q?quad\b|~|\\displaystyle|\\left(?![a-zA-Z])|\\right(?![a-zA-Z])"
 )
@@ -33,6 +36,8 @@ _TEXT_GROUP = re.compile(
     r"\s*\{([^{}]*)\}"
     r"(\s*\^\s*\{?\s*[23]\s*\}?)?"
 )
+_CURRENCY = re.compile(r"[€£]|\\(?:textdollar|euro|pounds|textsterling)\b\s*")
+_NUMBER_THEN_WORDS = re.compile(r"[+-]?\d[\d.,]*\s+[^\d]*")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree\b")
 _PERCENT = re.compile(r"(?:\\?%|\s+percent)$", re.IGNORECASE)
 _UNIT_POWER = re.compile(r"\^\s*\{?\s*[23]\s*\}?$")
@@ -51,7 +56,10 @@ _MEANINGFUL_WORDS = frozenset(
         most wrong incorrect false ish inverse reciprocal""",
     )
 )
-_ASSIGNMENT = re.compile(r"([A-Za-z](?:_\{?\w+\}?)?)\s*=\s*")
+_NAME = r"[A-Za-z](?:_\{?\w+\}?)?"  # a variable: `x`, `x_1`, `x_{12}`
+_ASSIGNMENT = re.compile(rf"({_NAME})\s*=\s*")
+# `(x, y) = (5, 0)`: the names label the tuple's entries in order (math-verify reads it so too).
+_TUPLE_LABEL = re.compile(rf"^\(\s*{_NAME}(?:\s*,\s*{_NAME})+\s*\)\s*=\s*(?=\()")
 _SEPARATOR = re.compile(r"\s*(?:,|;|\bor\b|\band\b)\s*")
 
 _DECIMAL = r"(?:\d+(?:\.\d*)?|\.\d+)"
@@ -97,8 +105,9 @@ def clean(text: str) -> str:
         text = text[1:-1].strip()  # `{4}`: a group around the whole answer
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     text = text.replace("−", "-").replace("{,}", ",").replace("\\$", "").replace("$", "")
+    text = _CURRENCY.sub("", text)
     text = text.replace("\\(", "").replace("\\)", "").replace("\\[", "").replace("\\]", "")
-    text = _THIN_SPACE_THOUSANDS.sub("", text)
+    text = THOUSANDS_MARK.sub("", text)
     text = _SPACING.sub(" ", text)
     text = _TEXT_GROUP.sub(_text_group, text)
     text = _DEGREES.sub("", text)
@@ -111,8 +120,12 @@ def _text_group(match: re.Match[str]) -> str:
         return " "
     if content.lower() in ("or", "and"):
         return f" {content.lower()} "
+    if content.lower() in ("%", "\\%", "percent"):
+        return "%"  # `50\text{ percent}`: a percent sign
     if re.fullmatch(r"[\d.,+\-/ ]*", content):
         return content + (match.group(2) or "")
+    if _NUMBER_THEN_WORDS.fullmatch(content):
+        return f" {content} "  # `\text{18 dollars}`: read as `18 dollars` (a unit, or not)
     if any(char.isdigit() for char in content):
         return match.group(0)  # `\text{apples, maybe 4}` hides a number: not a unit
     words = re.findall(r"[A-Za-z]+", content)
@@ -125,7 +138,7 @@ def read_literal(text: str) -> Literal | None:
     """Exact value(s) of `text` if it is a plain number or a list of them, else None."""
     if len(text) > MAX_DIGITS:
         return None
-    text = clean(text)
+    text = _TUPLE_LABEL.sub("", clean(text), count=1)
     percent = _PERCENT.search(text)
     if percent is not None:
         scalar = _read_scalar(text[: percent.start()])

@@ -1,6 +1,7 @@
 """`MathVerifier`: judge a reply's final answer against a gold answer, exactly and in bounded time.
 
-1. Extract every final answer outside `<think>` (`extract.py`). None -> unparsable.
+1. Extract every final answer outside `<think>` (`extract.py`). None -> unparsable. Unicode
+   symbols (`√`, `∞`, `±`, `x²`) are rewritten as LaTeX (`symbols.py`).
 2. Screen each one (`screen.py`): code-like, huge or deeply nested text is never parsed.
 3. Compare each with the gold. When the gold is a plain number or a list of them, the answer must
    be one too, compared exactly with `fractions.Fraction` in this process (`literals.py`);
@@ -30,6 +31,7 @@ from rlvr.verifiers.math.extract import Extraction, extract_answers
 from rlvr.verifiers.math.form import leftover_operations
 from rlvr.verifiers.math.literals import Literal, read_literal, values_match
 from rlvr.verifiers.math.screen import MAX_ANSWER_CHARS, screen
+from rlvr.verifiers.math.symbols import latex_symbols
 from rlvr.verifiers.types import Task, Verdict
 
 logger = logging.getLogger(__name__)
@@ -82,7 +84,9 @@ class MathVerifier:
         extraction = extract_answers(response)
         if not extraction.candidates:
             return Verdict.unparsable(extraction.problem, source=extraction.source)
-        candidates = list(dict.fromkeys(answer.strip() for answer in extraction.candidates))
+        candidates = list(
+            dict.fromkeys(latex_symbols(answer).strip() for answer in extraction.candidates)
+        )
         if len(candidates) > MAX_CANDIDATES:
             return Verdict.incorrect(
                 " | ".join(candidates[:MAX_CANDIDATES]) + " | ...",
@@ -219,7 +223,7 @@ def gold_text(task: Task) -> str:
     if isinstance(answer, Fraction):
         return literals.format_fraction(answer)
     if isinstance(answer, str) and answer.strip():
-        return answer.strip()
+        return latex_symbols(answer).strip()
     raise TaskFormatError(
         f"task {task.id!r}: the gold answer must be a non-empty string, an int or a Fraction "
         f"(floats are inexact), got {answer!r}"
