@@ -93,6 +93,7 @@ class HFPolicy:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         torch_dtype = _resolve_dtype(dtype)
+        self.device = _resolve_device(device)
         if isinstance(model, (str, os.PathLike)):
             self.name = str(model)
             model, tokenizer = _load(self.name, tokenizer, torch_dtype)
@@ -112,7 +113,6 @@ class HFPolicy:
                 "(a Jinja template over `messages`; TrainConfig(chat_template=...), "
                 "`rlvr train --chat-template FILE`)"
             )
-        self.device = torch.device(device)
         self.model = model.to(self.device)
         self.lora = lora
         if lora is not None:
@@ -366,6 +366,21 @@ def _resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
     if dtype not in _DTYPES:
         raise ValueError(f"dtype must be one of {sorted(_DTYPES)} or a torch.dtype, got {dtype!r}")
     return _DTYPES[dtype]
+
+
+def _resolve_device(device: str) -> torch.device:
+    """The device, checked before a model loads: torch's own errors come late and cryptic."""
+    try:
+        resolved = torch.device(device)
+    except RuntimeError:
+        raise ValueError(
+            f"device must be 'cpu', 'cuda', 'cuda:1', 'mps', ...; got {device!r}"
+        ) from None
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise PolicyError(f"device={device!r}, but torch sees no CUDA GPU here: use device='cpu'")
+    if resolved.type == "mps" and not torch.backends.mps.is_available():
+        raise PolicyError(f"device={device!r}, but torch has no MPS backend here: use device='cpu'")
+    return resolved
 
 
 def _load(name: str, tokenizer: Any, dtype: torch.dtype | None) -> tuple[Any, Any]:

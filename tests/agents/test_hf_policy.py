@@ -152,6 +152,14 @@ def test_missing_model_folder_names_the_fix(tmp_path):
         HFPolicy(tmp_path / "nothing-here")
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA GPU")
+def test_a_device_this_machine_lacks_is_refused_with_the_fix(tiny_path):
+    with pytest.raises(PolicyError, match="no CUDA GPU here: use device='cpu'"):
+        HFPolicy(tiny_path, device="cuda")
+    with pytest.raises(ValueError, match="device must be 'cpu', 'cuda'"):
+        HFPolicy(tiny_path, device="gpu")
+
+
 def test_lora_trains_only_adapters_and_saves_a_merged_model(tiny_path, tmp_path):
     lora = HFPolicy(tiny_path, lora=LoraSettings(r=2, alpha=4))
     names = [n for n, p in lora.model.named_parameters() if p.requires_grad]
