@@ -36,7 +36,8 @@ class EnvSpec:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     """`gym.make` keyword arguments for training episodes."""
     heldout_kwargs: Mapping[str, Any] | None = None
-    """Keyword arguments for held-out evaluation (default: `kwargs` plus `split="test"`)."""
+    """Keyword arguments for held-out evaluation (default: `kwargs` plus `split="test"`, given to
+    the wrapped env of a wrapper env such as rlvr/MathSelfCorrect-v0 through its `env_kwargs`)."""
 
     def __post_init__(self) -> None:
         if not self.weight > 0:
@@ -46,6 +47,10 @@ class EnvSpec:
     def eval_kwargs(self) -> dict[str, Any]:
         if self.heldout_kwargs is not None:
             return dict(self.heldout_kwargs)
+        registered = gym.registry.get(self.id)
+        if registered is not None and "env" in registered.kwargs:  # a wrapper of another env
+            inner = {**registered.kwargs.get("env_kwargs", {}), **self.kwargs.get("env_kwargs", {})}
+            return {**self.kwargs, "env_kwargs": {**inner, "split": "test"}}
         return {**self.kwargs, "split": "test"}
 
     @classmethod

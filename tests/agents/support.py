@@ -7,6 +7,7 @@
 - `test/Retry-v0`: addition with a second try after a wrong first reply (multi-turn);
   `test/RetryDigits-v0` the same graded by digits.
 - `test/Flaky-v0`: addition whose verifier fails (an infrastructure error) on odd answers.
+- `test/NoSplit-v0`: addition that takes no `split` (no held-out tasks of its own).
 
 `gpt2_policy()` is a second, unlike architecture: a tiny random GPT-2 (learned positions,
 dropout 0.1, sampled through the model's own forward) with the real GPT-2 BPE vocabulary (from
@@ -71,12 +72,20 @@ class RetryEnv(AdditionEnv):
         return outcome
 
 
+class NoSplitEnv(AdditionEnv):
+    """Addition without a held-out split: it takes no `split` argument."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("train", **kwargs)
+
+
 ENVS = {
     "test/Add-v0": (AdditionEnv, {}),
     "test/Digits-v0": (AdditionEnv, {"verify": digits}),
     "test/Retry-v0": (RetryEnv, {}),
     "test/RetryDigits-v0": (RetryEnv, {"verify": digits}),
     "test/Flaky-v0": (AdditionEnv, {"verify": flaky}),
+    "test/NoSplit-v0": (NoSplitEnv, {}),
 }
 
 

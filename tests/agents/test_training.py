@@ -15,7 +15,7 @@ from rlvr.agents.hf import HFPolicy, LoraSettings  # noqa: E402
 from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner  # noqa: E402
 from rlvr.agents.learners.ppo import PPOConfig  # noqa: E402
 from rlvr.agents.metrics import read_metrics  # noqa: E402
-from rlvr.agents.rollouts import EnvSpec, RolloutCollector  # noqa: E402
+from rlvr.agents.rollouts import EnvSpec, RolloutCollector, check_env_specs  # noqa: E402
 from rlvr.agents.train import TrainConfig, Trainer, train  # noqa: E402
 from rlvr.cli import main  # noqa: E402
 
@@ -335,6 +335,10 @@ def test_held_out_split_is_used_for_evaluation():
     assert spec.eval_kwargs == {"difficulty": 1, "split": "test"}
     custom = EnvSpec("x/Y-v0", kwargs={"a": 1}, heldout_kwargs={"b": 2})
     assert custom.eval_kwargs == {"b": 2}
+    # A wrapper env passes the split on to the env it wraps.
+    wrapper = EnvSpec("rlvr/MathSelfCorrect-v0", kwargs={"env_kwargs": {"difficulty": 1}})
+    assert wrapper.eval_kwargs == {"env_kwargs": {"difficulty": 1, "split": "test"}}
+    check_env_specs([wrapper])
 
 
 @pytest.mark.parametrize(
@@ -413,7 +417,7 @@ def train_command(*arguments):
         (["--env", "test/Nope-v0"], "doesn't exist"),
         (["--env", "test/Add-v0", "--kwargs", '{"difficult": 1}'], "bad kwargs"),
         (["--env", "test/Add-v0", "--heldout-kwargs", '{"spilt": "test"}'], "bad held-out kwargs"),
-        (["--env", "rlvr/MathSelfCorrect-v0"], "--heldout-kwargs"),
+        (["--env", "test/NoSplit-v0"], "--heldout-kwargs"),
         (["--env", "test/Add-v0", "--chat-template", "/nonexistent/template.jinja"], "No such"),
     ],
     ids=["unknown-env", "bad-kwargs", "bad-heldout-kwargs", "no-test-split", "missing-template"],
