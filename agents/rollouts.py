@@ -49,7 +49,10 @@ class EnvSpec:
             return dict(self.heldout_kwargs)
         registered = gym.registry.get(self.id)
         if registered is not None and "env" in registered.kwargs:  # a wrapper of another env
-            inner = {**registered.kwargs.get("env_kwargs", {}), **self.kwargs.get("env_kwargs", {})}
+            inner = {
+                **(registered.kwargs.get("env_kwargs") or {}),
+                **(self.kwargs.get("env_kwargs") or {}),
+            }
             return {**self.kwargs, "env_kwargs": {**inner, "split": "test"}}
         return {**self.kwargs, "split": "test"}
 
