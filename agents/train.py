@@ -324,8 +324,16 @@ class Trainer:
         if budget is not None:  # the budget is what ends such a run: count its seconds
             done = min(self.train_seconds, budget)
             seconds = "{l_bar}{bar}| {n:.0f}/{total:.0f} s [{elapsed}<{remaining}{postfix}]"
-            return tqdm(total=budget, initial=done, desc="train", bar_format=seconds, **_BAR)
-        return tqdm(total=self.config.steps, initial=self.step, desc="train", unit="step", **_BAR)
+            return tqdm(
+                total=budget, initial=done, desc="train", bar_format=seconds, dynamic_ncols=True
+            )
+        return tqdm(
+            total=self.config.steps,
+            initial=self.step,
+            desc="train",
+            unit="step",
+            dynamic_ncols=True,
+        )
 
     def _advance(self, bar: Any, metrics: dict[str, float]) -> None:
         if self.config.time_budget is not None:
@@ -414,14 +422,12 @@ def _lookup(config: dict[str, Any], dotted: str) -> Any:
 
 
 def latest_checkpoint(output_dir: str | Path) -> Path | None:
-    folders = [
-        folder
+    complete = {
+        int(folder.name[len("step-") :]): folder
         for folder in (Path(output_dir) / "checkpoints").glob("step-*")
-        if folder.name.split("-")[1].isdigit() and (folder / "trainer.pt").is_file()
-    ]
-    if not folders:
-        return None
-    return max(folders, key=lambda folder: int(folder.name.split("-")[1]))
+        if folder.name[len("step-") :].isdigit() and (folder / "trainer.pt").is_file()
+    }
+    return complete[max(complete)] if complete else None
 
 
 def train(
@@ -468,9 +474,6 @@ def rollout_metrics(episodes: Sequence[Episode], specs: Sequence[EnvSpec]) -> di
 def _trainable_state(policy: HFPolicy) -> dict[str, torch.Tensor]:
     trainable = {name for name, p in policy.model.named_parameters() if p.requires_grad}
     return {k: v.detach().clone() for k, v in policy.model.state_dict().items() if k in trainable}
-
-
-_BAR = {"dynamic_ncols": True}
 
 
 def _postfix(metrics: dict[str, float]) -> dict[str, str]:

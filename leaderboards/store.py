@@ -242,6 +242,11 @@ class ResultStore:
                     raise self._write_error(exc) from None
                 raise
 
+    def _no_result(self, result_id: int) -> StoreError:
+        return StoreError(
+            f"no result {result_id} in {self.path}; `rlvr leaderboard list` shows the ids"
+        )
+
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._lock:
             return self._db.execute(sql, params).fetchall()
@@ -328,9 +333,7 @@ class ResultStore:
         )
         row = rows[0] if rows else None
         if row is None:
-            raise StoreError(
-                f"no result {result_id} in {self.path}; `rlvr leaderboard list` shows the ids"
-            )
+            raise self._no_result(result_id)
         result = _from_row(row)
         if traces:
             result.traces = self.traces(result_id)
@@ -340,9 +343,7 @@ class ResultStore:
         """`#ID 'name' on suite S`, from the indexed columns (works on a damaged record too)."""
         rows = self._query("SELECT name, suite FROM results WHERE id = ?", (result_id,))
         if not rows:
-            raise StoreError(
-                f"no result {result_id} in {self.path}; `rlvr leaderboard list` shows the ids"
-            )
+            raise self._no_result(result_id)
         return f"#{result_id} {rows[0][0]!r} on suite {rows[0][1]}"
 
     def results(

@@ -226,7 +226,7 @@ class SQLVerifier:
         needs.
         """
         gold_query = self._gold_query(gold_sql)
-        key = (self.backend.name, database.fingerprint, gold_sql, self.config.dialect)
+        key = self._gold_key(gold_sql, database)
         with self._cache_lock:
             cached = self._gold_cache.get(key)
             if cached is not None:
@@ -240,6 +240,9 @@ class SQLVerifier:
             result = self.backend.execute(database, gold_query, self._gold_limits)
         self._remember(self._gold_cache, key, result)
         return gold_query, result
+
+    def _gold_key(self, gold_sql: str, database: DatabaseSource) -> tuple:
+        return (self.backend.name, database.fingerprint, gold_sql, self.config.dialect)
 
     @property
     def _gold_limits(self) -> Limits:
@@ -255,7 +258,7 @@ class SQLVerifier:
         """The gold result with each row's ORDER BY key (rows with equal keys are tied, and their
         order is the engine's whim) and, under a LIMIT, every row tied with its last one (the
         LIMIT may keep any of them); None when the keys cannot be read."""
-        key = (self.backend.name, database.fingerprint, gold_sql, self.config.dialect)
+        key = self._gold_key(gold_sql, database)
         with self._cache_lock:
             if key in self._gold_ties:
                 self._gold_ties.move_to_end(key)
