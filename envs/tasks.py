@@ -14,9 +14,8 @@ every time it is asked for. Three kinds ship here:
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -24,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from rlvr.envs.errors import DatasetError, EnvConfigError
+from rlvr.envs.jsonfiles import JSONReadError, numbered_lines, parse_json
 from rlvr.verifiers.types import Task, TaskFormatError
 
 SPLITS = ("train", "test")
@@ -122,6 +122,12 @@ def _row_to_task(
             )
     if not isinstance(values["prompt"], str):
         raise DatasetError(f"{where}: the prompt field must be text, got {values['prompt']!r:.80}")
+    task_id = values.get("id")
+    if task_id is not None and (not isinstance(task_id, (str, int)) or isinstance(task_id, bool)):
+        raise DatasetError(
+            f"{where}: the id field must be text or an integer, got {type(task_id).__name__}; "
+            "drop it to derive ids from the content"
+        )
     if answer_parser is not None:
         try:
             values["answer"] = answer_parser(values["answer"])
@@ -154,12 +160,16 @@ def load_jsonl(
     answer_parser: Callable[[Any], Any] | None = None,
     metadata: Mapping[str, Any] | None = None,
     limit: int | None = None,
+    convert: Callable[[Task], Task] | None = None,
 ) -> ListSource:
     """Load tasks from a JSON-lines file, one object per line (blank lines are ignored).
 
     `fields` maps our names to yours, e.g. `{"prompt": "question", "answer": "solution"}`;
     `answer_parser` turns the raw answer field into the gold (e.g. GSM8K's `#### 42`). Other plain
-    columns go into each task's metadata. Any bad line raises `DatasetError` naming the line.
+    columns go into each task's metadata. `convert` turns each task into the env's own kind (a
+    `DatasetError` it raises is reported with the line). Any bad line (not UTF-8, not JSON,
+    nested too deeply, a missing or mistyped field) raises `DatasetError` naming the file, the
+    line and what is wrong.
     """
     _check_limit(limit)
     file = Path(path)
@@ -167,30 +177,32 @@ def load_jsonl(
         raise DatasetError(f"{file}: no such file; pass the path of a .jsonl file")
     meta = {"source": str(file), **(metadata or {})}
     tasks = []
-    with file.open(encoding="utf-8-sig") as handle:  # -sig: a leading BOM is no error
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
+    for where, row in _json_lines(file):
+        task = _row_to_task(
+            row, fields=fields or {}, answer_parser=answer_parser, metadata=meta, where=where
+        )
+        if convert is not None:
+            try:
+                task = convert(task)
+            except DatasetError as exc:
+                raise DatasetError(f"{where}: {exc}") from None
+        tasks.append(task)
+        if limit is not None and len(tasks) >= limit:
+            break
+    return ListSource(tasks, name=str(file))
+
+
+def _json_lines(file: Path) -> Iterator[tuple[str, Any]]:
+    """`(file:line, value)` of each non-blank line; a line that is not JSON is a `DatasetError`."""
+    try:
+        for number, line in numbered_lines(file):
             where = f"{file}:{number}"
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(
-                    f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "
-                    "one JSON object"
-                ) from None
-            tasks.append(
-                _row_to_task(
-                    row,
-                    fields=fields or {},
-                    answer_parser=answer_parser,
-                    metadata=meta,
-                    where=where,
-                )
-            )
-            if limit is not None and len(tasks) >= limit:
-                break
-    return ListSource(tasks, name=str(file))
+                yield where, parse_json(line)
+            except JSONReadError as exc:
+                raise DatasetError(f"{where}: {exc}") from None
+    except JSONReadError as exc:
+        raise DatasetError(f"{file}: {exc}") from None
 
 
 def load_hf_dataset(
