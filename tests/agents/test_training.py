@@ -210,6 +210,62 @@ def test_a_run_that_dies_while_saving_resumes_from_its_last_complete_checkpoint(
     ]
 
 
+def test_resume_drops_a_torn_last_metrics_line_with_a_warning(tiny_path, tmp_path):
+    """A run killed while appending a row leaves half a line; the checkpoints are fine, so
+    resuming must not stop on a bare JSON error."""
+    train(config(tiny_path, tmp_path, steps=2))
+    metrics = tmp_path / "metrics.jsonl"
+    whole = len(metrics.read_text().splitlines())
+    with metrics.open("a") as handle:
+        handle.write('{"step": 3, "rollout/reward_mean": 0.2')
+    with pytest.warns(UserWarning, match=f"metrics.jsonl:{whole + 1}: dropped a torn last line"):
+        result = train(config(tiny_path, tmp_path, steps=3), resume=True)
+    assert result.steps == 3
+    assert [row["step"] for row in training_rows(metrics)] == [1, 2, 3]
+
+
+def test_a_bad_metrics_line_before_the_last_names_file_and_line(tiny_path, tmp_path, capsys):
+    train(config(tiny_path, tmp_path, steps=1))
+    metrics = tmp_path / "metrics.jsonl"
+    lines = metrics.read_text().splitlines(keepends=True)
+    metrics.write_text("".join([lines[0], "{not json\n", *lines[1:]]))
+    code = train_command(
+        "--env", "test/Digits-v0", "--model", str(tiny_path), "--out", str(tmp_path), "--resume"
+    )
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert f"error: {metrics}:2: invalid JSON" in err and "delete that line" in err
+
+
+def test_truncating_metrics_is_atomic_when_killed_mid_write(tmp_path):
+    """Resuming rewrites metrics.jsonl without the repeated steps; a process killed while doing
+    so (here by the file size limit, SIGXFSZ) must leave the old file whole, not cut short."""
+    import signal
+    import subprocess
+    import sys
+
+    from rlvr.agents.metrics import MetricsLog
+
+    path = tmp_path / "metrics.jsonl"
+    log = MetricsLog(path)
+    for step in range(1, 51):
+        log.log(step, {"rollout/reward_mean": step / 100, "notes/padding": "x" * 150})
+    before = path.read_bytes()
+    killed = (
+        "import resource, signal, sys\n"
+        "from rlvr.agents.metrics import MetricsLog\n"
+        "log = MetricsLog(sys.argv[1])\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it by default\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+        "log.truncate_after(40)  # about 8 kB to write\n"
+    )
+    done = subprocess.run([sys.executable, "-c", killed, str(path)], capture_output=True)
+    assert done.returncode == -signal.SIGXFSZ, done.stderr.decode()
+    assert path.read_bytes() == before
+    MetricsLog(path).truncate_after(40)
+    assert [row["step"] for row in read_metrics(path)] == list(range(1, 41))
+
+
 def test_resuming_with_another_learner_or_model_is_refused(tiny_path, tmp_path):
     train(config(tiny_path, tmp_path, steps=1))
     with pytest.raises(TrainingError, match="another algo 'grpo' \\(now 'ppo'\\)"):
