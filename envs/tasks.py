@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -162,35 +162,38 @@ def load_jsonl(
     columns go into each task's metadata. Any bad line raises `DatasetError` naming the line.
     """
     _check_limit(limit)
+    name = str(Path(path))
+    meta = {"source": name, **(metadata or {})}
+    tasks = []
+    for where, row in read_jsonl(path):
+        tasks.append(
+            _row_to_task(
+                row, fields=fields or {}, answer_parser=answer_parser, metadata=meta, where=where
+            )
+        )
+        if limit is not None and len(tasks) >= limit:
+            break
+    return ListSource(tasks, name=name)
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[str, Any]]:
+    """(where, value) for each non-blank line of a JSON-lines file, `where` being "file:line";
+    `DatasetError` for a missing file or a line that is not JSON."""
     file = Path(path)
     if not file.is_file():
         raise DatasetError(f"{file}: no such file; pass the path of a .jsonl file")
-    meta = {"source": str(file), **(metadata or {})}
-    tasks = []
     with file.open(encoding="utf-8-sig") as handle:  # -sig: a leading BOM is no error
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             where = f"{file}:{number}"
             try:
-                row = json.loads(line)
+                yield where, json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DatasetError(
                     f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "
                     "one JSON object"
                 ) from None
-            tasks.append(
-                _row_to_task(
-                    row,
-                    fields=fields or {},
-                    answer_parser=answer_parser,
-                    metadata=meta,
-                    where=where,
-                )
-            )
-            if limit is not None and len(tasks) >= limit:
-                break
-    return ListSource(tasks, name=str(file))
 
 
 def load_hf_dataset(
