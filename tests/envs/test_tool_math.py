@@ -196,13 +196,13 @@ def test_python_code_with_lone_surrogates_is_the_agents_error_not_ours(python_en
 def test_python_calls_waiting_for_a_shared_worker_are_never_infrastructure_errors():
     # Eight envs call python at once and share one sandbox worker; every program runs close to
     # its 1 s limit, so the last call waits some 6 s for the worker. The tool's deadline (here
-    # 1.5 s past the limit, to keep the test short; 30 s by default) must start when a worker
+    # 2 s past the limit, to keep the test short; 30 s by default) must start when a worker
     # takes the program: the queue is other envs' doing, not this agent's, nor a stalled sandbox.
     require_local_sandbox()
     with get_executor("local", workers=1, shared=False) as executor:
         executor.warm_up()
         runner = PythonRunner(time_limit=1.0, executor=executor)
-        python = dataclasses.replace(runner.tool(), timeout=2.5)
+        python = dataclasses.replace(runner.tool(), timeout=3.0)
         call = ToolCall("python", {"code": "import time\ntime.sleep(0.8)\nprint('done')"})
         with ThreadPoolExecutor(8) as envs:
             results = list(envs.map(lambda _: Toolbox([python]).call(call), range(8)))

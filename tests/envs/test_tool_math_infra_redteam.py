@@ -20,7 +20,6 @@ import pytest
 
 from rlvr.envs.tool_math import ToolMathEnv
 from rlvr.envs.tools import format_tool_call
-from rlvr.sandboxes import get_executor
 from tests.sandboxes.conftest import require_local_sandbox
 
 PROGRAMS = [
@@ -62,24 +61,20 @@ def calls(tool, values, key):
     return ["\n".join(blocks[i : i + 4]) for i in range(0, len(blocks), 4)]
 
 
-@pytest.fixture(scope="module")
-def executor():
+@pytest.fixture(autouse=True)
+def _local_sandbox():
     require_local_sandbox()
-    with get_executor("local", workers=2, shared=False) as executor:
-        executor.warm_up()
-        yield executor
 
 
-def make_env(executor):
-    env = ToolMathEnv(python_tool=True)
-    env.python._executor, env.python._owned = executor, False
-    env.python.time_limit = 1.0
+def make_env():
+    env = ToolMathEnv(python_tool=True)  # every env shares the process's sandbox pool
+    env.python.time_limit = 1.0  # each program's limit (10 s by default)
     return env
 
 
-def play(executor, replies):
+def play(replies):
     """One episode: each reply, then a wrong final answer; (reward, infra_error) per step."""
-    env = make_env(executor)
+    env = make_env()
     try:
         env.reset(seed=0)
         steps = []
@@ -93,34 +88,33 @@ def play(executor, replies):
         env.close()
 
 
-def test_no_tool_call_or_answer_makes_an_infrastructure_error(executor):
+def test_no_tool_call_or_answer_makes_an_infrastructure_error():
     episodes = [[reply] for reply in calls("python", PROGRAMS, "code")]
     episodes += [calls("calculator", EXPRESSIONS, "expression")]
     episodes += [[answer] for answer in FINAL_ANSWERS]
     with ThreadPoolExecutor(4) as threads:
-        results = list(threads.map(lambda replies: play(executor, replies), episodes))
+        results = list(threads.map(play, episodes))
     flagged = [steps for steps in results if any(infra or reward for reward, infra in steps)]
     assert flagged == []
     assert all(len(steps) == len(replies) + 1 for steps, replies in zip(results, episodes[:-3]))
 
 
 def test_a_sandbox_worker_killed_from_outside_is_still_an_infrastructure_error():
-    require_local_sandbox()
-    with get_executor("local", workers=1, shared=False) as executor:
-        executor.warm_up()
-        env = make_env(executor)
-        env.reset(seed=0)
-        (worker,) = executor._pool._workers
+    env = make_env()
+    env.reset(seed=0)
+    executor = env.python.executor()
+    executor.warm_up()
 
-        def kill_soon():
-            time.sleep(0.5)
+    def kill_the_workers_soon():
+        time.sleep(0.5)
+        for worker in list(executor._pool._workers):
             os.kill(worker.transport.process.pid, signal.SIGKILL)
 
-        killer = threading.Thread(target=kill_soon)
-        killer.start()
-        reply = format_tool_call("python", code="import time\ntime.sleep(3)")
-        observation, reward, terminated, _, info = env.step(reply)
-        killer.join()
-        env.close()
+    killer = threading.Thread(target=kill_the_workers_soon)
+    killer.start()
+    reply = format_tool_call("python", code="import time\ntime.sleep(3)")
+    observation, reward, terminated, _, info = env.step(reply)
+    killer.join()
+    env.close()
     assert info["infra_error"] and terminated and reward == 0
     assert "the sandbox worker died" in observation

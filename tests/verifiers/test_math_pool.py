@@ -163,7 +163,7 @@ GONE_WHEN_HANDED_A_CHECK = textwrap.dedent(
 
 def _pool(script: str, *args: str) -> WorkerPool:
     return WorkerPool(
-        1, command=(sys.executable, "-c", script, *args), startup_timeout=30, canary_timeout=2
+        1, command=(sys.executable, "-c", script, *args), startup_timeout=30, canary_timeout=1
     )
 
 
