@@ -100,15 +100,18 @@ class PipeTransport(Transport):
         if remaining <= 0:
             return []
         ready, _, _ = select.select(list(self.streams), [], [], remaining)
-        chunks = []
+        # Every stream's bytes before the end of any: a dying worker's last frames (its
+        # "taken") say whether it had the run.
+        chunks, ended = [], False
         for fd in ready:
             data = os.read(fd, 1 << 20)
             if data:
                 chunks.append((self.streams[fd], data))
             else:
                 del self.streams[fd]
-                if not chunks:
-                    raise TransportClosed("the sandbox worker exited")
+                ended = True
+        if ended and not chunks:
+            raise TransportClosed("the sandbox worker exited")
         return chunks
 
     def kill(self) -> None:

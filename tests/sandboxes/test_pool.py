@@ -7,13 +7,17 @@ import asyncio
 import os
 import random
 import signal
+import subprocess
+import sys
 import threading
 import time
 
 import pytest
 
 from rlvr.sandboxes import ExecRequest, Executor, Limits, SandboxClosed, get_executor
+from rlvr.sandboxes.connection import PipeTransport, TransportClosed
 from rlvr.sandboxes.errors import SandboxConfigError
+from rlvr.sandboxes.worker import encode_frame
 from tests.sandboxes.conftest import require_local_sandbox
 
 
@@ -161,6 +165,26 @@ def test_a_worker_killed_while_idle_never_fails_the_next_run(single):
             os.kill(pid, signal.SIGKILL)
         result = single.run(ExecRequest(code="print(2)"))
         assert result.ok and result.stdout_text == "2\n", result.describe()
+
+
+def test_what_a_dying_worker_wrote_is_read_before_its_end():
+    # A worker that said it took the run and died at once: its last words and the end of both
+    # streams arrive together. Read in the wrong order, it would look as if it never took the
+    # run, and the run (which may have started) would be given to another worker.
+    taken = encode_frame({"op": "taken"})
+    dies = f"import sys\nsys.stderr.buffer.write({taken!r})"
+    process = subprocess.Popen(
+        [sys.executable, "-c", dies],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    process.wait()
+    transport = PipeTransport(process)
+    assert transport.receive(time.monotonic() + 5) == [("control", taken)]
+    with pytest.raises(TransportClosed):
+        transport.receive(time.monotonic() + 5)
+    transport.kill()
 
 
 def test_waiting_for_a_result_never_counts_the_time_queued(single):
