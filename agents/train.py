@@ -41,7 +41,8 @@ ALGOS = ("grpo", "ppo")
 
 @dataclass
 class TrainConfig:
-    """A training run. Learner hyperparameters live in `grpo` / `ppo`."""
+    """A training run. Learner hyperparameters live in `grpo` / `ppo`; the settings of the rollouts
+    (temperature, completion budget, seed) live here only and are given to the learner."""
 
     envs: Sequence[EnvSpec]
     """Environments to train on, each with a weight (share of prompts) and kwargs."""
@@ -166,14 +167,11 @@ class TrainConfig:
             stop=self.stop,
         )
 
-    def learner_config(self) -> GRPOConfig | PPOConfig:
-        """The learner's config with the rollout settings it depends on filled in."""
-        if self.algo == "grpo":
-            budget = self.max_new_tokens * (self.max_turns or 1)
-            return dataclasses.replace(
-                self.grpo, temperature=self.temperature, completion_budget=budget
-            )
-        return dataclasses.replace(self.ppo, temperature=self.temperature, seed=self.seed)
+    @property
+    def completion_budget(self) -> int:
+        """The most ids an episode may generate: `max_new_tokens` per reply times `max_turns`
+        (one reply when the env decides the turns)."""
+        return self.max_new_tokens * (self.max_turns or 1)
 
     def to_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(dataclasses.asdict(self), default=str))
@@ -212,12 +210,7 @@ class Trainer:
             chat_template=config.chat_template,
             seed=config.seed,
         )
-        learner_config = config.learner_config()
-        self.learner: GRPOLearner | PPOLearner = (
-            GRPOLearner(self.policy, learner_config)
-            if config.algo == "grpo"
-            else PPOLearner(self.policy, learner_config)
-        )
+        self.learner = self._make_learner()
         self.sampling = config.sampling()
         self.collector = RolloutCollector(
             self.policy,
@@ -239,6 +232,18 @@ class Trainer:
         self.metrics = MetricsLog(
             self.out / "metrics.jsonl", str(self.out / "tb") if config.tensorboard else None
         )
+
+    def _make_learner(self) -> GRPOLearner | PPOLearner:
+        """The learner of `algo`, given the rollout settings it depends on."""
+        config = self.config
+        if config.algo == "grpo":
+            return GRPOLearner(
+                self.policy,
+                config.grpo,
+                temperature=config.temperature,
+                completion_budget=config.completion_budget,
+            )
+        return PPOLearner(self.policy, config.ppo, temperature=config.temperature, seed=config.seed)
 
     # --- one step ---------------------------------------------------------------------------------
 

@@ -65,7 +65,9 @@ def test_pass_zero_is_pi_old_exactly_despite_dropout(gpt2):
     and the KL to the frozen reference would be noise. The learners train without dropout."""
     policy = support.gpt2_policy()
     episodes = collect(policy)
-    learner = GRPOLearner(policy, GRPOConfig(lr=1e-9, beta=0.1, mu=2))
+    learner = GRPOLearner(
+        policy, GRPOConfig(lr=1e-9, beta=0.1, mu=2), temperature=1.0, completion_budget=6
+    )
     metrics = learner.update(episodes)
     assert metrics["charts/sampler_logprob_gap"] < 1e-4
     assert metrics["losses/kl"] < 1e-8
@@ -74,7 +76,9 @@ def test_pass_zero_is_pi_old_exactly_despite_dropout(gpt2):
 def test_ppo_ratios_start_at_one_despite_dropout(gpt2):
     policy = support.gpt2_policy()
     episodes = collect(policy)
-    learner = PPOLearner(policy, PPOConfig(lr=1e-9, clip=0.01, epochs=2, kl_coef=0.1))
+    learner = PPOLearner(
+        policy, PPOConfig(lr=1e-9, clip=0.01, epochs=2, kl_coef=0.1), temperature=1.0, seed=0
+    )
     metrics = learner.update(episodes)
     assert metrics["charts/clip_fraction"] == 0.0
     assert abs(metrics["charts/kl_to_reference"]) < 1e-6

@@ -287,7 +287,7 @@ def test_infra_errors_are_dropped_from_the_loss_and_counted(tiny_path):
     episodes = collector.collect([(0, seed) for seed in range(8)], torch.Generator().manual_seed(0))
     broken = [e for e in episodes if e.infra_error]
     assert broken and len(broken) < len(episodes)
-    learner = GRPOLearner(policy, GRPOConfig(lr=1e-3))
+    learner = GRPOLearner(policy, GRPOConfig(lr=1e-3), temperature=1.0, completion_budget=4)
     metrics = learner.update(episodes)
     assert metrics["rollout/infra_errors"] == len(broken)
     before = snapshot(learner.parameters)
@@ -314,7 +314,9 @@ def test_an_infra_error_sample_is_left_out_of_its_groups_baseline(tiny_path):
         (episodes[:1] + episodes[2:], 0),
     ):
         broken.record.rewards = [broken_reward]
-        learner = GRPOLearner(HFPolicy(tiny_path), GRPOConfig(lr=1e-3))
+        learner = GRPOLearner(
+            HFPolicy(tiny_path), GRPOConfig(lr=1e-3), temperature=1.0, completion_budget=6
+        )
         learner.update(batch)
         results.append(snapshot(learner.parameters))
     for first, *others in zip(*results):
@@ -413,7 +415,10 @@ def test_gradient_accumulation_matches_one_big_batch(tiny_path):
         episodes = collector.collect([(0, 1), (0, 2)], torch.Generator().manual_seed(5))
         for loss_type in ("grpo", "dapo", "dr_grpo"):
             learner = GRPOLearner(
-                policy, GRPOConfig(lr=1e-3, loss_type=loss_type, micro_batch_size=micro)
+                policy,
+                GRPOConfig(lr=1e-3, loss_type=loss_type, micro_batch_size=micro),
+                temperature=1.0,
+                completion_budget=256,  # Dr. GRPO's scale as before: small steps, exact sums
             )
             learner.update(episodes)
         updated.append(snapshot(policy.trainable_parameters()))
@@ -434,7 +439,12 @@ def test_truncated_replies_can_be_masked_out(tiny_path):
         episodes = collector.collect([(0, 1), (0, 2)], torch.Generator().manual_seed(5))
         for episode in episodes:
             episode.completion_truncated = True
-        learner = GRPOLearner(policy, GRPOConfig(lr=1e-3, mask_truncated=mask_truncated))
+        learner = GRPOLearner(
+            policy,
+            GRPOConfig(lr=1e-3, mask_truncated=mask_truncated),
+            temperature=1.0,
+            completion_budget=3,
+        )
         before = snapshot(learner.parameters)
         learner.update(episodes)
         moved[mask_truncated] = any(
@@ -592,3 +602,27 @@ def test_the_progress_bar_counts_what_ends_the_run(tiny_path, tmp_path, capsys, 
         assert "2/2" in bar and "step/s" in bar
     else:
         assert "/600 s [" in bar and "step=2" in bar and "step/s" not in bar
+
+
+def test_each_rollout_setting_has_one_owner():
+    """Temperature, completion budget and seed belonged to both the run and the learner configs,
+    and `TrainConfig.learner_config()` silently overwrote the learner's copy."""
+    import dataclasses
+
+    run = {field.name for field in dataclasses.fields(TrainConfig)} | {"completion_budget"}
+    for learner in (GRPOConfig, PPOConfig):
+        assert not run & {field.name for field in dataclasses.fields(learner)}, learner
+    assert not hasattr(TrainConfig, "learner_config")
+
+
+def test_the_learner_gets_the_runs_rollout_settings_and_its_config_as_given(tiny_path, tmp_path):
+    import dataclasses
+
+    run = config(tiny_path, tmp_path, temperature=0.7, max_new_tokens=8, max_turns=3, seed=5)
+    grpo = Trainer(run).learner
+    assert (grpo.temperature, grpo.completion_budget) == (0.7, 24)
+    assert grpo.config is run.grpo
+    run = dataclasses.replace(run, algo="ppo")
+    ppo = Trainer(run).learner
+    assert ppo.temperature == 0.7 and ppo.config is run.ppo
+    assert torch.equal(ppo.generator.get_state(), torch.Generator().manual_seed(5).get_state())
