@@ -1,5 +1,6 @@
 """`rlvr.config`: flags generated from config dataclasses, TOML files read into them and written
-back."""
+back, and `rlvr eval` built on it (the torch-free part; `rlvr train` and `rlvr tiny` are in
+tests/agents/test_train_config.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any, Literal
 
 import pytest
 
+from rlvr.agents.cli import EvalConfig
+from rlvr.cli import build_parser, main
 from rlvr.config import (
     ConfigError,
     add_config_arguments,
@@ -275,3 +278,21 @@ def test_differences_compare_nested_tables_and_skip_keys_an_older_file_lacks():
         ("extra", "none", {"rate": 0.5, "limit": 3}),
     ]
     assert differences(Example, {**after, "settings": None}, after) == [("settings", "none", {})]
+
+
+# --- rlvr eval -----------------------------------------------------------------------------------
+
+
+def test_rlvr_eval_flags_and_file(tmp_path, capsys):
+    path = tmp_path / "eval.toml"
+    path.write_text('env_id = "rlvr/Math-v0"\nepisodes = 3\n[kwargs]\ndifficulty = 1\n')
+    assert main(["eval", "--config", str(path), "--seed", "4", "--print-config"]) == 0
+    config = build(EvalConfig, parse_toml(capsys.readouterr().out))
+    assert config == EvalConfig("rlvr/Math-v0", episodes=3, seed=4, kwargs={"difficulty": 1})
+    args = build_parser().parse_args(["eval", "rlvr/SQL-v0", "--no-progress", "--samples", "2"])
+    assert resolve(EvalConfig, args) == EvalConfig("rlvr/SQL-v0", samples=2, progress=False)
+
+
+def test_rlvr_eval_needs_an_env(capsys):
+    assert main(["eval", "--episodes", "2"]) == 1
+    assert "env_id is required: give ENV_ID" in capsys.readouterr().err

@@ -15,6 +15,7 @@ from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner  # noqa: E402
 from rlvr.agents.learners.ppo import PPOConfig, PPOLearner  # noqa: E402
 from rlvr.agents.rollouts import EnvSpec, RolloutCollector  # noqa: E402
 from rlvr.cli import main  # noqa: E402
+from rlvr.config import parse_toml  # noqa: E402
 from tests.agents import support  # noqa: E402
 from tests.conftest import require_extra  # noqa: E402
 
@@ -105,8 +106,11 @@ def test_rlvr_train_on_a_model_without_a_template(tmp_path, capsys):
     assert main([*arguments, *template, "--lora-r", "2"]) == 1
     assert "pick among its layers" in capsys.readouterr().err  # LoRA's default targets are Llama's
     assert main([*arguments, *template, "--lora-r", "2", "--lora-targets", "c_attn"]) == 0
-    assert main([*arguments, *template, "--lora-targets", "c_attn"]) == 1
-    assert "--lora-targets needs --lora-r" in capsys.readouterr().err
+    # the targets alone turn LoRA on at the default rank (alpha 2 * r, as with --lora-r)
+    capsys.readouterr()
+    assert main([*arguments, *template, "--lora-targets", "c_attn", "--print-config"]) == 0
+    lora = parse_toml(capsys.readouterr().out)["lora"]
+    assert lora == {"r": 8, "alpha": 16, "dropout": 0.0, "target_modules": ["c_attn"]}
     assert main([*arguments, *template, "--algo", "ppo"]) == 0
     trained = HFPolicy(tmp_path / "run" / "final")
     assert trained.tokenizer.chat_template == support.GPT2_TEMPLATE
