@@ -49,6 +49,7 @@ EACH = "*"
 """Path part for every element of a list of dataclasses (`--envs.kwargs` sets each env's)."""
 _META = "rlvr.config"
 _DEST = "config:"  # argparse dests of generated flags start with this; the rest is the target
+_ON = object()  # the value of --lora: the optional table on, with what the file gives it
 
 
 class ConfigError(ValueError):
@@ -636,7 +637,8 @@ def _assign(node: dict[str, Any], path: Sequence[str], value: Any) -> None:
     """Set `path` in file data, making the tables on the way; EACH walks every list element."""
     key, rest = path[0], path[1:]
     if not rest:
-        node[key] = value
+        on = isinstance(node.get(key), dict)
+        node[key] = (node[key] if on else {}) if value is _ON else value
         return
     if rest[0] == EACH:
         for element in node.get(key) or []:
@@ -652,7 +654,7 @@ def _flag_value(option: _Option, value: Any) -> Any:
     """A parsed flag's value as file data (running the field's `parse`; errors name the flag)."""
     inner, _ = _strip_optional(option.tp)
     if _is_dataclass_type(inner):  # --lora / --no-lora
-        return {} if value else None
+        return _ON if value else None
     parse = option.cli.parse
     if parse is None:
         return list(value) if isinstance(value, (list, tuple)) else value
@@ -675,8 +677,11 @@ def flag_values(cls: type, args: argparse.Namespace) -> list[tuple[tuple[str, ..
     """(path, value) of each generated flag given on the command line, in the order they apply:
     shared aliases (`--lr`) first, so that a specific flag (`--grpo.lr`) wins over them."""
     by_key = {option.key: option for option in flag_options(cls)}
-    given = [(dest[len(_DEST) :].split("|"), value) for dest, value in vars(args).items()]
-    given = [(keys, value) for keys, value in given if all(key in by_key for key in keys)]
+    given = [
+        (dest[len(_DEST) :].split("|"), value)
+        for dest, value in vars(args).items()
+        if dest.startswith(_DEST)
+    ]
     given.sort(key=lambda item: (len(item[0]) == 1, list(by_key).index(item[0][0])))
     assignments = []
     for keys, value in given:

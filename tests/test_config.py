@@ -204,6 +204,10 @@ def test_flags_override_the_file_and_the_file_overrides_the_defaults(tmp_path):
     # --item replaces the file's list; --options then applies to each item
     config = resolved(["--item", "g", "--item", "h", "--options", "{}"], path)
     assert config.items == (Item("g"), Item("h"))
+    # --extra turns an optional table on, keeping what the file gives it; --no-extra turns it off
+    path.write_text('[[items]]\nname = "f"\n\n[extra]\nrate = 0.1\n')
+    assert resolved(["--extra"], path).extra == Inner(rate=0.1)
+    assert resolved(["--no-extra"], path).extra is None
 
 
 def test_written_config_reads_back_equal(tmp_path):
