@@ -114,6 +114,8 @@ class Episode:
     """Ids before the first generated id."""
     completion_truncated: bool = False
     """A reply hit `max_new_tokens` before ending (DAPO masks these)."""
+    spec_index: int = 0
+    """Index of the episode's `EnvSpec` among the collector's specs."""
 
     @property
     def reward(self) -> float:
@@ -130,6 +132,26 @@ class Episode:
     @property
     def generated_tokens(self) -> int:
         return sum(self.loss_mask)
+
+    @property
+    def reply_lengths(self) -> list[int]:
+        """Ids generated in each reply (the runs of 1 in `loss_mask`), in turn order."""
+        lengths: list[int] = []
+        previous = 0
+        for flag in self.loss_mask:
+            if flag and not previous:
+                lengths.append(0)
+            if flag:
+                lengths[-1] += 1
+            previous = flag
+        return lengths
+
+    @property
+    def entropy_estimate(self) -> float:
+        """Mean negative log-probability of the generated ids as sampled: an unbiased estimate
+        of the policy's per-token entropy along this episode (0.0 when nothing was generated)."""
+        sampled = [-lp for lp, flag in zip(self.sampler_logprobs, self.loss_mask) if flag]
+        return sum(sampled) / len(sampled) if sampled else 0.0
 
 
 @dataclass
@@ -239,6 +261,7 @@ class RolloutCollector:
                 turn_ends=trace.turn_ends,
                 prompt_length=trace.prompt_length,
                 completion_truncated=trace.truncated,
+                spec_index=spec,
             )
             for record, trace, (group, spec, _) in zip(records, actor.traces, slots)
         ]

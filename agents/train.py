@@ -29,6 +29,13 @@ from typing import Any, Literal, get_args
 import numpy as np
 import torch
 
+from rlvr.agents.curriculum import (
+    CurriculumConfig,
+    DifficultyCurriculum,
+    flat_group_fraction,
+    informative_groups,
+    renumber,
+)
 from rlvr.agents.errors import InfraErrorRateError, TrainingError
 from rlvr.agents.evaluate import evaluate
 from rlvr.agents.hf import HFPolicy, LoraSettings, _quiet_transformers
@@ -129,6 +136,16 @@ class TrainConfig:
     infra_error_window: int = 10
     """Steps that rate is measured over. One step whose verifier was down (every episode failed)
     adds 1/window to it, so with the defaults it alone cannot stop a run."""
+    dynamic_sampling: bool = False
+    """DAPO's dynamic sampling: drop the groups whose rewards are all equal (zero advantage, no
+    signal) and sample more tasks until the step has `prompts_per_step` groups whose rewards
+    differ, or `max_sampling_rounds` rounds were played."""
+    max_sampling_rounds: int = 4
+    """With `dynamic_sampling`, the most sampling rounds per step; a step that still lacks
+    groups trains on those it has."""
+    curriculum: CurriculumConfig | None = None
+    """Draw each env's training tasks at one difficulty level at a time, moving up as the
+    training reward at it crosses a threshold (None: the env's kwargs as given)."""
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
     """GRPO hyperparameters (used when algo="grpo")."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
@@ -178,6 +195,13 @@ class TrainConfig:
             )
         if self.infra_error_window < 1:
             raise ValueError(f"infra_error_window must be >= 1 step, got {self.infra_error_window}")
+        if self.max_sampling_rounds < 1:
+            raise ValueError(f"max_sampling_rounds must be >= 1, got {self.max_sampling_rounds}")
+        if self.algo == "grpo" and self.grpo.overlong_buffer >= self.max_new_tokens:
+            raise ValueError(
+                f"grpo.overlong_buffer ({self.grpo.overlong_buffer}) must be below max_new_tokens "
+                f"({self.max_new_tokens}): the penalty ramps over the last ids of a reply's budget"
+            )
         if self.threads is not None and self.threads < 1:
             raise ValueError("threads must be >= 1, or None to leave torch's default")
         if self.lora is not None and self.lora.dropout > 0:
@@ -228,7 +252,10 @@ class Trainer:
 
     def __init__(self, config: TrainConfig, policy: HFPolicy | None = None) -> None:
         self.config = config
-        check_env_specs(config.envs)  # before the model loads: a bad env id fails in a second
+        # before the model loads: a bad env id (or a level the env refuses) fails in a second
+        check_env_specs(config.envs)
+        if config.curriculum is not None:
+            check_env_specs(rollout_specs(config.envs, config.curriculum)[0])
         if config.threads is not None:
             torch.set_num_threads(config.threads)
         self.policy = policy or HFPolicy(
@@ -241,9 +268,16 @@ class Trainer:
         )
         self.learner = self._make_learner()
         self.sampling = config.sampling()
+        # With a curriculum, each env is played through one rollout spec per level.
+        self.rollout_specs, self.spec_levels = rollout_specs(config.envs, config.curriculum)
+        self.curricula = (
+            [DifficultyCurriculum(config.curriculum) for _ in config.envs]
+            if config.curriculum is not None
+            else []
+        )
         self.collector = RolloutCollector(
             self.policy,
-            config.envs,
+            self.rollout_specs,
             group_size=config.group_size,
             sampling=self.sampling,
             max_turns=config.max_turns,
@@ -271,43 +305,93 @@ class Trainer:
                 config.grpo,
                 temperature=config.temperature,
                 completion_budget=config.completion_budget,
+                max_new_tokens=config.max_new_tokens,
             )
         return PPOLearner(self.policy, config.ppo, temperature=config.temperature, seed=config.seed)
 
     # --- one step ---------------------------------------------------------------------------------
 
-    def draw_tasks(self) -> list[tuple[int, int]]:
-        """`prompts_per_step` tasks as (env index, seed)."""
+    def draw_tasks(self, count: int | None = None) -> list[tuple[int, int]]:
+        """`count` (default `prompts_per_step`) tasks as (rollout spec index, seed): an env by
+        weight, at its curriculum level when there is a curriculum, and a seed."""
         tasks = []
         single = len(self.env_weights) == 1
-        for _ in range(self.config.prompts_per_step):
+        for _ in range(self.config.prompts_per_step if count is None else count):
             choice = (
                 0 if single else self.task_rng.choice(len(self.env_weights), p=self.env_weights)
             )
             env = int(choice)
-            tasks.append((env, int(self.task_rng.integers(2**31 - 1))))
+            tasks.append((self._rollout_spec(env), int(self.task_rng.integers(2**31 - 1))))
         return tasks
+
+    def _rollout_spec(self, env: int) -> int:
+        if not self.curricula:
+            return env
+        return self.spec_levels.index((env, self.curricula[env].level))
+
+    def collect(self) -> tuple[list[Episode], list[Episode], int]:
+        """The step's episodes to train on, every episode sampled for them, and the sampling
+        rounds played. Without dynamic sampling the two lists are the same batch."""
+        config = self.config
+        episodes = self.collector.collect(self.draw_tasks(), self.sample_generator)
+        if not config.dynamic_sampling:
+            return episodes, episodes, 1
+        sampled, kept, rounds = list(episodes), informative_groups(episodes), 1
+        while len(kept) < config.prompts_per_step and rounds < config.max_sampling_rounds:
+            missing = config.prompts_per_step - len(kept)
+            # draw as many tasks as the informative share so far says are needed (a full batch
+            # at most), not one round per missing group
+            share = max(len(kept), 1) / (rounds * config.prompts_per_step)
+            count = min(config.prompts_per_step, math.ceil(missing / share))
+            more = self.collector.collect(self.draw_tasks(count), self.sample_generator)
+            # sampled groups keep distinct numbers across rounds (for the flat-group share)
+            offset = max(episode.group for episode in sampled) + 1
+            for episode in more:
+                episode.group += offset
+            sampled += more
+            kept += informative_groups(more)
+            rounds += 1
+        if not kept:  # nothing to learn from: hand over the first batch (the update is zero)
+            return episodes, sampled, rounds
+        return renumber(kept[: config.prompts_per_step]), sampled, rounds
 
     def train_step(self) -> dict[str, float]:
         started = time.perf_counter()
-        episodes = self.collector.collect(self.draw_tasks(), self.sample_generator)
+        episodes, sampled, rounds = self.collect()
         rollout_seconds = time.perf_counter() - started
-        self.infra_errors.add(episodes)
+        self.infra_errors.add(sampled)
+        self._advance_curricula(sampled)
         metrics = self.learner.update(episodes)
         self.step += 1
         elapsed = time.perf_counter() - started
         self.train_seconds += elapsed
-        metrics.update(rollout_metrics(episodes, self.config.envs))
+        metrics.update(rollout_metrics(sampled, self.config.envs))
+        metrics["rollout/flat_groups_sampled"] = flat_group_fraction(sampled)
+        if self.config.dynamic_sampling:
+            metrics["rollout/sampling_rounds"] = float(rounds)
+            metrics["rollout/groups_trained"] = float(len({e.group for e in episodes}))
+        for env, curriculum in enumerate(self.curricula):
+            metrics[f"curriculum/{self.config.envs[env].id}/level"] = float(curriculum.level)
         metrics.update(
             {
                 "time/train_seconds": self.train_seconds,
                 "time/rollout_seconds": rollout_seconds,
                 "time/step_seconds": elapsed,
-                "charts/tokens_per_second": sum(e.generated_tokens for e in episodes) / elapsed,
+                "charts/tokens_per_second": sum(e.generated_tokens for e in sampled) / elapsed,
             }
         )
         self.metrics.log(self.step, metrics)
         return metrics
+
+    def _advance_curricula(self, sampled: Sequence[Episode]) -> None:
+        """Give each env's curriculum the judged rewards of this step, at the levels played."""
+        for env, curriculum in enumerate(self.curricula):
+            played = []
+            for episode in sampled:
+                owner, level = self.spec_levels[episode.spec_index]
+                if owner == env and not episode.infra_error:
+                    played.append((level, episode.reward))
+            curriculum.record(played)
 
     def evaluate(self) -> dict[str, float]:
         """Greedy success rate on each env's held-out split (and their weighted mean)."""
@@ -437,6 +521,7 @@ class Trainer:
             "task_rng": self.task_rng.bit_generator.state,
             "sample_generator": self.sample_generator.get_state(),
             "trainable": _trainable_state(self.policy) if self.policy.lora else None,
+            "curricula": [curriculum.state_dict() for curriculum in self.curricula],
             "config": self.config.to_dict(),
         }
         torch.save(state, partial / "trainer.pt")
@@ -462,6 +547,8 @@ class Trainer:
         self.learner.load_state_dict(state["learner"])
         self.task_rng.bit_generator.state = state["task_rng"]
         self.sample_generator.set_state(state["sample_generator"])
+        for curriculum, saved in zip(self.curricula, state.get("curricula", [])):
+            curriculum.load_state_dict(saved)
         self.step = state["step"]
         self.train_seconds = state["train_seconds"]
         self.evaluations = state["evaluations"]
@@ -516,6 +603,22 @@ def prepare(
     return trainer
 
 
+def rollout_specs(
+    envs: Sequence[EnvSpec], curriculum: CurriculumConfig | None
+) -> tuple[list[EnvSpec], list[tuple[int, int | None]]]:
+    """The specs the rollouts play, and for each its (env index, curriculum level): the envs as
+    given, or with a curriculum one spec per env and level (the level set in its kwargs)."""
+    if curriculum is None:
+        return list(envs), [(env, None) for env in range(len(envs))]
+    specs, levels = [], []
+    for env, spec in enumerate(envs):
+        for level in curriculum.levels:
+            kwargs = {**spec.kwargs, curriculum.argument: level}
+            specs.append(dataclasses.replace(spec, kwargs=kwargs))
+            levels.append((env, level))
+    return specs, levels
+
+
 def rollout_metrics(episodes: Sequence[Episode], specs: Sequence[EnvSpec]) -> dict[str, float]:
     metrics = {"rollout/episodes": float(len(episodes))}
     metrics["rollout/infra_error_rate"] = _rate(sum(e.infra_error for e in episodes), len(episodes))
@@ -530,6 +633,7 @@ def rollout_metrics(episodes: Sequence[Episode], specs: Sequence[EnvSpec]) -> di
         "rollout/reward_std": float(rewards.std()),
         "rollout/success_rate": float(np.mean(rewards >= 1.0)),
         "rollout/completion_tokens": float(np.mean([e.generated_tokens for e in judged])),
+        "rollout/entropy": float(np.mean([e.entropy_estimate for e in judged])),
         "rollout/truncated_fraction": float(np.mean([e.completion_truncated for e in judged])),
         "rollout/turns": float(np.mean([e.record.turns for e in judged])),
     }

@@ -76,6 +76,12 @@ class GRPOConfig:
     """Sequences per forward/backward; gradients accumulate over the batch (None: all at once)."""
     max_grad_norm: float | None = 1.0
     """Clip the global gradient norm to this (None: no clipping)."""
+    overlong_buffer: int = 0
+    """DAPO's soft overlong punishment: a reply longer than max_new_tokens - overlong_buffer ids
+    loses up to `overlong_penalty` of reward, linearly over the buffer, the whole of it at
+    max_new_tokens (0: off). In a multi-turn episode the longest reply counts."""
+    overlong_penalty: float = 1.0
+    """Reward taken from a reply that fills max_new_tokens (with `overlong_buffer` > 0)."""
 
     def __post_init__(self) -> None:
         if self.loss_type not in LOSS_TYPES:
@@ -104,6 +110,11 @@ class GRPOConfig:
             raise ValueError("micro_batch_size must be >= 1, or None for the whole batch")
         if self.max_grad_norm is not None and self.max_grad_norm <= 0:
             raise ValueError("max_grad_norm must be > 0, or None to disable clipping")
+        if self.overlong_buffer < 0 or self.overlong_penalty < 0:
+            raise ValueError(
+                f"overlong_buffer and overlong_penalty must be >= 0 (buffer 0 turns the shaping "
+                f"off), got {self.overlong_buffer}, {self.overlong_penalty}"
+            )
 
     @property
     def scales_rewards(self) -> bool:
@@ -131,6 +142,18 @@ def group_advantages(
         centred = values - values.mean()
         advantages[members] = centred / (values.std() + eps) if scale else centred
     return advantages
+
+
+def overlong_penalties(
+    lengths: Sequence[int], max_new_tokens: int, buffer: int, penalty: float = 1.0
+) -> list[float]:
+    """DAPO's soft overlong punishment (Yu et al., 2025, eq. 13) of replies of `lengths` ids:
+    0 up to `max_new_tokens - buffer` ids, then falling linearly to `-penalty` at
+    `max_new_tokens` (a reply the budget cut). `buffer` 0 gives all zeros."""
+    if buffer <= 0:
+        return [0.0] * len(lengths)
+    start = max_new_tokens - buffer
+    return [-penalty * min(max(length - start, 0), buffer) / buffer for length in lengths]
 
 
 def clipped_surrogate(
@@ -176,12 +199,25 @@ class GRPOLearner:
     """
 
     def __init__(
-        self, policy: Any, config: GRPOConfig, *, temperature: float, completion_budget: int
+        self,
+        policy: Any,
+        config: GRPOConfig,
+        *,
+        temperature: float,
+        completion_budget: int,
+        max_new_tokens: int | None = None,
     ) -> None:
         if temperature <= 0:
             raise ValueError("temperature must be > 0: GRPO trains on sampled replies")
         if completion_budget < 1:
             raise ValueError("completion_budget must be >= 1 (max_new_tokens * max turns)")
+        self.max_new_tokens = completion_budget if max_new_tokens is None else max_new_tokens
+        if config.overlong_buffer >= self.max_new_tokens:
+            raise ValueError(
+                f"overlong_buffer ({config.overlong_buffer}) must be below max_new_tokens "
+                f"({self.max_new_tokens}): the penalty ramps over the last overlong_buffer ids "
+                "of a reply's budget"
+            )
         self.policy = policy
         self.config = config
         self.temperature = temperature
@@ -204,7 +240,8 @@ class GRPOLearner:
         model = self.policy.model
         model.eval()  # no dropout: pi, pi_old and pi_ref must be the same function of the weights
         batch = make_batch(kept, self.policy.tokenizer.pad_token_id, self.policy.device)
-        advantages = group_advantages(batch.rewards, batch.groups, config.scales_rewards)
+        shaping = self._overlong_shaping(kept).to(batch.rewards.device)
+        advantages = group_advantages(batch.rewards + shaping, batch.groups, config.scales_rewards)
         mask = batch.loss_mask
         if config.mask_truncated:
             mask = mask * (~batch.truncated).float()[:, None]
@@ -245,7 +282,14 @@ class GRPOLearner:
                 masked_mean((torch.cat(olds) - sampler).abs(), batch.loss_mask)
             ),
             "rollout/zero_std_groups": _zero_std_groups(batch),
+            "rollout/overlong_penalty": float(shaping.mean()),
         }
+
+    def _overlong_shaping(self, episodes: Sequence[Episode]) -> torch.Tensor:
+        """Each episode's overlong penalty (its longest reply's), added to its reward."""
+        longest = [max(episode.reply_lengths, default=0) for episode in episodes]
+        buffer, penalty = self.config.overlong_buffer, self.config.overlong_penalty
+        return torch.tensor(overlong_penalties(longest, self.max_new_tokens, buffer, penalty))
 
     def _reference(self, batch: Batch) -> torch.Tensor | None:
         if self.reference is None:

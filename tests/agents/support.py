@@ -8,6 +8,9 @@
   `test/RetryDigits-v0` the same graded by digits.
 - `test/Flaky-v0`: addition whose verifier fails (an infrastructure error) on odd answers.
 - `test/NoSplit-v0`: addition that takes no `split` (no held-out tasks of its own).
+- `test/HalfFlat-v0`: every reply right on odd answers (groups without reward variance), the
+  reply's length deciding on even ones.
+- `test/Leveled-v0`: a `difficulty` argument; every reply right at level 1, none above.
 - `test/HalfBroken-v0`: 40 fixed additions (`register_task_env`, no split) graded by digits,
   whose verifier returns `Verdict.error` on every task with an odd answer (half of them).
 
@@ -74,6 +77,26 @@ class RetryEnv(AdditionEnv):
         return outcome
 
 
+def half_flat(reply: str, task) -> Verdict:
+    """Every reply right on odd answers (a group with no reward variance); on even answers the
+    reply's length decides, so the samples of a group usually differ."""
+    if task.answer % 2 or len(reply) % 2:
+        return Verdict.correct()
+    return Verdict.incorrect()
+
+
+class LeveledEnv(AdditionEnv):
+    """Addition with a `difficulty` argument: every reply is right at level 1, none at 2 and up
+    (for curriculum tests)."""
+
+    def __init__(self, split: str = "train", difficulty: int = 1, **kwargs: Any) -> None:
+        self.level = difficulty
+        super().__init__(split, verify=self._by_level, **kwargs)
+
+    def _by_level(self, reply: str, task) -> Verdict:
+        return Verdict.correct() if self.level == 1 else Verdict.incorrect()
+
+
 class NoSplitEnv(AdditionEnv):
     """Addition without a held-out split: it takes no `split` argument."""
 
@@ -88,6 +111,8 @@ ENVS = {
     "test/RetryDigits-v0": (RetryEnv, {"verify": digits}),
     "test/Flaky-v0": (AdditionEnv, {"verify": flaky}),
     "test/NoSplit-v0": (NoSplitEnv, {}),
+    "test/HalfFlat-v0": (AdditionEnv, {"verify": half_flat}),
+    "test/Leveled-v0": (LeveledEnv, {}),
 }
 
 
