@@ -253,15 +253,23 @@ def warm_start(
 
 
 def _supervised_loss(policy: Any, batch: Sequence[tuple[list[int], list[int]]]) -> torch.Tensor:
-    width = max(len(prompt) + len(target) for prompt, target in batch)
+    examples = [(p + t, [0] * len(p) + [1] * len(t)) for p, t in batch]
+    return supervised_loss(policy, examples)
+
+
+def supervised_loss(policy: Any, batch: Sequence[tuple[list[int], list[int]]]) -> torch.Tensor:
+    """Cross-entropy on the ids whose mask is 1, for examples given as (ids, mask): a prompt and
+    its reply, or a whole multi-turn episode with the environment's ids masked out."""
+    width = max(len(ids) for ids, _ in batch)
     pad = policy.tokenizer.pad_token_id
     ids = torch.full((len(batch), width), pad, dtype=torch.long)
     labels = torch.full((len(batch), width), -100, dtype=torch.long)
     attention = torch.zeros((len(batch), width), dtype=torch.long)
-    for row, (prompt, target) in enumerate(batch):  # right padding: positions start at 0
-        sequence = prompt + target
+    for row, (sequence, mask) in enumerate(batch):  # right padding: positions start at 0
         ids[row, : len(sequence)] = torch.tensor(sequence)
-        labels[row, len(prompt) : len(sequence)] = torch.tensor(target)
+        labels[row, : len(sequence)] = torch.where(
+            torch.tensor(mask, dtype=torch.bool), torch.tensor(sequence), -100
+        )
         attention[row, : len(sequence)] = 1
     device = policy.device
     logits = policy.model(input_ids=ids.to(device), attention_mask=attention.to(device)).logits
