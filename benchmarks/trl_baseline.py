@@ -134,7 +134,7 @@ def make_trainer(
     import os
 
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
     from trl import GRPOConfig, GRPOTrainer
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is "experimental"
@@ -182,7 +182,7 @@ def make_trainer(
         dataloader_num_workers=0,
         log_completions=False,
     )
-    return GRPOTrainer(
+    trainer = GRPOTrainer(
         model=AutoModelForCausalLM.from_pretrained(model_path),
         **extra,
         args=config,
@@ -190,6 +190,8 @@ def make_trainer(
         processing_class=AutoTokenizer.from_pretrained(model_path),
         callbacks=list(callbacks),
     )
+    trainer.remove_callback(PrinterCallback)  # a printed dict per step (logging_steps=1)
+    return trainer
 
 
 # --- multi-turn: TRL's rollout_func over our envs ------------------------------------------------

@@ -1,0 +1,846 @@
+"""Does RL teach a tiny model what its demonstrations did not? Four tasks, several seeds, our
+GRPO and PPO against TRL's GRPOTrainer from the same warm start, at equal CPU time.
+
+Tasks (each with a tiny Qwen2 built offline and warm-started below its ceiling):
+
+- `math`: rlvr/Math-v0, three procedural families (arithmetic, linear equations, word
+  problems) at levels 1 and 2; held-out tasks of the same, and of level 3 to see whether
+  anything generalises a level up.
+- `toolmath`: rlvr/ToolMath-v0 level 1 (numbers of 3-4 digits multiplied and added): the warm
+  start saw mostly direct answers, which a model this size cannot compute, and a few calculator
+  calls; RL must make it call the calculator. Tool-call rate and accuracy before and after.
+- `selfcorrect`: rlvr/MathSelfCorrect-v0 over the math task's families (two attempts, binary
+  feedback, SCoRe-style shaped reward: `reward="shaped"`, `bonus=0.5`), from the math task's
+  warm start. Accuracy after the second attempt, and the SCoRe measure: second-attempt accuracy
+  minus first-attempt accuracy, before and after.
+- `sql`: rlvr/SQL-v0 level 1 (filters on one table; schema without example rows).
+
+Each run (task x learner x seed) is its own process with one torch thread, trains for the same
+budget of the process's own CPU seconds spent in training steps (rollouts and updates; the
+held-out evaluations are excluded), so other work on a shared machine slows a run without
+shortening its budget; wall seconds are reported too. Runs are ordered seed by seed, the
+learners' order rotating, so that load drift hits every learner alike. Every run is evaluated
+on the same held-out tasks, greedily, every `--eval-every` CPU seconds and at the end. Results
+are saved per run as they finish: the suite resumes where it stopped, `--report-only` redraws.
+
+    .venv/bin/python benchmarks/learning_suite.py                   # the whole suite (hours)
+    .venv/bin/python benchmarks/learning_suite.py --tasks math --seeds 0 --budget 60  # a try
+    .venv/bin/python benchmarks/learning_suite.py --report-only     # table and plot again
+
+Needs the `bench` extra for TRL: pip install -e '.[agents,bench]' -c .ci/constraints.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+EVAL_SEED = 1_000_003
+MIX = ["arithmetic", "linear", "word_problems"]
+
+
+# --- the tasks -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task of the suite: the env, its held-out split, the completion budget, the warm start
+    and what is measured."""
+
+    title: str
+    env_id: str
+    kwargs: Mapping[str, Any]
+    heldout: Mapping[str, Any]
+    max_new_tokens: int
+    eval_episodes: int
+    threshold: float
+    """Time-to-threshold: CPU seconds until held-out accuracy first reaches before + this."""
+    max_turns: int | None = None
+    generalisation: Mapping[str, Any] | None = None
+    """Held-out kwargs of a harder level, measured before and after only."""
+    warm: Mapping[str, Any] = field(default_factory=dict)
+    """How the model is built: {"kind": "tiny", "target": ...}, {"kind": "tool", ...}, or
+    {"kind": "same", "as": other task}."""
+
+
+TASKS: dict[str, Task] = {
+    "math": Task(
+        title="Math-v0, 3 families, levels 1-2",
+        env_id="rlvr/Math-v0",
+        kwargs={"families": MIX, "difficulty": [1, 2]},
+        heldout={"families": MIX, "difficulty": [1, 2], "split": "test"},
+        generalisation={"families": MIX, "difficulty": 3, "split": "test"},
+        max_new_tokens=16,
+        eval_episodes=1000,
+        threshold=0.05,
+        warm={"kind": "tiny", "target": 0.3, "steps": 3000},
+    ),
+    "toolmath": Task(
+        title="ToolMath-v0 level 1 (calculator)",
+        env_id="rlvr/ToolMath-v0",
+        kwargs={"difficulty": 1},
+        heldout={"difficulty": 1, "split": "test"},
+        max_new_tokens=48,
+        max_turns=3,
+        eval_episodes=400,
+        threshold=0.2,
+        warm={
+            "kind": "tool",
+            "model": {"hidden_size": 128, "intermediate_size": 512, "heads": 8, "kv_heads": 4},
+            "demos": 20000,
+            "lr": 1e-3,
+            "batch": 32,
+            "tool_steps": 3000,
+            "tool_target": 0.6,
+            "direct_steps": 1000,
+            "direct_lr": 3e-4,
+            "direct_tool_share": 0.1,
+            "call_target": 0.2,
+        },
+    ),
+    "selfcorrect": Task(
+        title="MathSelfCorrect-v0 (2 attempts, shaped)",
+        env_id="rlvr/MathSelfCorrect-v0",
+        kwargs={
+            "env_kwargs": {"families": MIX, "difficulty": [1, 2]},
+            "max_attempts": 2,
+            "reward": "shaped",
+            "bonus": 0.5,
+        },
+        heldout={
+            "env_kwargs": {"families": MIX, "difficulty": [1, 2], "split": "test"},
+            "max_attempts": 2,
+            "reward": "shaped",
+            "bonus": 0.5,
+        },
+        max_new_tokens=16,
+        max_turns=2,
+        eval_episodes=1000,
+        threshold=0.05,
+        warm={"kind": "same", "as": "math"},
+    ),
+    "sql": Task(
+        title="SQL-v0 level 1 (SQLite)",
+        env_id="rlvr/SQL-v0",
+        kwargs={"difficulty": 1, "sample_rows": 0, "databases_per_domain": 32},
+        heldout={"difficulty": 1, "sample_rows": 0, "databases_per_domain": 32, "split": "test"},
+        max_new_tokens=40,
+        eval_episodes=400,
+        threshold=0.05,
+        warm={
+            "kind": "schema",
+            "target": 0.3,
+            "steps": 3000,
+            "batch": 32,
+            "lr": 3e-3,
+            "demos": 8000,
+        },
+    ),
+}
+
+
+# --- the learners --------------------------------------------------------------------------------
+
+LR = 2e-4
+GRPO_GEOMETRY = {"prompts_per_step": 16, "group_size": 8}
+PPO_GEOMETRY = {"prompts_per_step": 32, "group_size": 4}
+
+
+def learner_settings(name: str) -> dict[str, Any]:
+    """TrainConfig fields of one of our learners (`grpo`, `ppo`, and the variants measured for
+    the features: `grpo-base` is GRPO without them). `NAME@lr=X,group=G,prompts=P` changes the
+    learning rate and the batch geometry of any of them."""
+    import dataclasses
+
+    name, _, changes = name.partition("@")
+    settings = _variant(name)
+    for change in filter(None, changes.split(",")):
+        key, _, value = change.partition("=")
+        if key == "lr":
+            algo = settings["algo"]
+            settings[algo] = dataclasses.replace(settings[algo], lr=float(value))
+        elif key in ("group", "prompts"):
+            settings["group_size" if key == "group" else "prompts_per_step"] = int(value)
+        else:
+            raise SystemExit(f"unknown learner setting {key!r} in {name}: use lr, group, prompts")
+    return settings
+
+
+def trl_settings(name: str) -> dict[str, Any]:
+    """TRL's learning rate and batch geometry: our GRPO's, or as `trl@lr=X,group=G,prompts=P`
+    says."""
+    settings: dict[str, Any] = {
+        "lr": LR,
+        "group": GRPO_GEOMETRY["group_size"],
+        "prompts": GRPO_GEOMETRY["prompts_per_step"],
+    }
+    for change in filter(None, name.partition("@")[2].split(",")):
+        key, _, value = change.partition("=")
+        if key not in settings:
+            raise SystemExit(f"unknown TRL setting {key!r} in {name}: use lr, group, prompts")
+        settings[key] = float(value) if key == "lr" else int(value)
+    return settings
+
+
+def _variant(name: str) -> dict[str, Any]:
+    from rlvr.agents.curriculum import CurriculumConfig
+    from rlvr.agents.learners.grpo import GRPOConfig
+    from rlvr.agents.learners.ppo import PPOConfig
+
+    base = {"algo": "grpo", **GRPO_GEOMETRY, "grpo": GRPOConfig(lr=LR)}
+    variants: dict[str, dict[str, Any]] = {
+        "grpo": {**base, "dynamic_sampling": True},
+        "grpo-base": base,
+        "grpo-ds": {**base, "dynamic_sampling": True},
+        "grpo-overlong": {**base, "grpo": GRPOConfig(lr=LR, overlong_buffer=4)},
+        "grpo-curriculum": {**base, "curriculum": CurriculumConfig(levels=(1, 2), window=256)},
+        "ppo": {"algo": "ppo", **PPO_GEOMETRY, "ppo": PPOConfig(lr=LR)},
+    }
+    if name not in variants:
+        raise SystemExit(f"unknown learner {name!r}; choose from {sorted(variants)} or trl")
+    return variants[name]
+
+
+LABELS = {"grpo": "rlvr GRPO", "ppo": "rlvr PPO", "trl": "TRL GRPOTrainer"}
+
+
+# --- held-out measurements -----------------------------------------------------------------------
+
+
+def measure(
+    task: Task, policy: Any, heldout: Mapping[str, list[int]], *, generalisation: bool = False
+) -> dict[str, Any]:
+    """Greedy held-out figures of `policy` on `task`: accuracy with its binomial standard error,
+    and the task's own figures (tool-call rate, first-attempt accuracy, a level up). `heldout`
+    holds the task indexes evaluated (`heldout_tasks`)."""
+    from rlvr.agents.evaluate import evaluate
+    from rlvr.agents.policy import SamplingParams
+
+    sampling = SamplingParams(temperature=0.0, max_new_tokens=task.max_new_tokens)
+
+    def run(kwargs: Mapping[str, Any], indexes: list[int]) -> Any:
+        return evaluate(
+            task.env_id,
+            policy,
+            episodes=len(indexes),
+            seed=EVAL_SEED,
+            batch_size=min(len(indexes), 500),
+            sampling=sampling,
+            env_kwargs=kwargs,
+            reset_options=lambda episode: {"task_index": indexes[episode]},
+        )
+
+    report = run(task.heldout, heldout["heldout"])
+    judged = report.judged
+    correct = [_solved(record) for record in judged]
+    figures: dict[str, Any] = {**_rate("accuracy", correct), "infra_errors": report.infra_errors}
+    if task.env_id == "rlvr/ToolMath-v0":
+        figures |= _rate("tool_call_rate", [_called_a_tool(record) for record in judged])
+    if task.env_id == "rlvr/MathSelfCorrect-v0":
+        first = [record.rewards[0] >= 1.0 - 1e-9 for record in judged]
+        figures |= _rate("first_attempt", first)
+        figures["delta"] = figures["accuracy"] - figures["first_attempt"]
+    if generalisation and task.generalisation is not None:
+        harder = run(task.generalisation, heldout["level_up"])
+        figures |= _rate("level_up", [_solved(record) for record in harder.judged])
+    figures["fingerprint"] = _fingerprint(judged)
+    return figures
+
+
+def heldout_tasks(out: Path, name: str) -> dict[str, list[int]]:
+    """The held-out task indexes of a task (and of its level up), found once and kept in
+    out/baseline/<task>-tasks.json."""
+    path = out / "baseline" / f"{name}-tasks.json"
+    if not path.exists():
+        task = TASKS[name]
+        found = {"heldout": distinct_tasks(task.env_id, task.heldout, task.eval_episodes)}
+        if task.generalisation is not None:
+            found["level_up"] = distinct_tasks(task.env_id, task.generalisation, task.eval_episodes)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(found) + "\n")
+    return json.loads(path.read_text())
+
+
+def distinct_tasks(env_id: str, kwargs: Mapping[str, Any], count: int) -> list[int]:
+    """Indexes of up to `count` held-out tasks with distinct prompts (the first ones of the
+    split). Episodes drawn by seed repeat problems: rlvr/Math-v0's level-1 quadratic split
+    holds about ten, so 1000 episodes would re-ask each about 90 times and their binomial
+    standard error would understate the noise."""
+    import gymnasium as gym
+
+    env = gym.make(env_id, **dict(kwargs))
+    seen: set[str] = set()
+    indexes: list[int] = []
+    for index in range(50 * count):
+        _, info = env.reset(seed=0, options={"task_index": index})
+        prompt = json.dumps(info["messages"])
+        if prompt not in seen:
+            seen.add(prompt)
+            indexes.append(index)
+            if len(indexes) == count:
+                break
+    env.close()
+    return indexes
+
+
+def _solved(record: Any) -> bool:
+    """The episode ends with a correct answer (the verdict of the last attempt)."""
+    return bool(record.verdict) and record.verdict.get("status") == "correct"
+
+
+def _called_a_tool(record: Any) -> bool:
+    from rlvr.envs.tools.parsing import parse_tool_calls
+
+    replies = [m["content"] for m in record.messages if m.get("role") == "assistant"]
+    return any(parse_tool_calls(reply).is_tool_turn for reply in replies)
+
+
+def _rate(name: str, outcomes: Sequence[bool]) -> dict[str, float]:
+    n = len(outcomes)
+    p = sum(outcomes) / n if n else math.nan
+    return {name: p, f"{name}_se": math.sqrt(p * (1 - p) / n) if n else math.nan, f"{name}_n": n}
+
+
+def _fingerprint(records: Sequence[Any]) -> str:
+    """A hash of every held-out reply: two evaluations of the same weights must give the same."""
+    import hashlib
+
+    text = json.dumps([record.messages for record in records], sort_keys=True)
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+# --- warm starts ---------------------------------------------------------------------------------
+
+
+def model_folder(out: Path, name: str) -> Path:
+    task = TASKS[name]
+    if task.warm.get("kind") == "same":
+        return model_folder(out, task.warm["as"])
+    return out / "models" / name
+
+
+def build_model(out: Path, name: str) -> None:
+    """The warm-started tiny model of a task, built once into out/models/<task>."""
+    task = TASKS[name]
+    folder = model_folder(out, name)
+    if (folder / "config.json").exists():
+        return
+    started = time.perf_counter()
+    if task.warm["kind"] == "tool":
+        build_tool_model(task, folder)
+    elif task.warm["kind"] == "schema":
+        build_schema_model(task, folder)
+    else:
+        from rlvr.agents.tiny import WarmStartConfig, build_tiny
+
+        warm = WarmStartConfig(
+            steps=task.warm["steps"],
+            target_accuracy=task.warm["target"],
+            eval_episodes=200,
+            eval_every=25,
+        )
+        build_tiny(
+            task.env_id,
+            folder,
+            env_kwargs=task.kwargs,
+            heldout_kwargs=task.heldout,
+            warm=warm,
+            seed=0,
+            log=print,
+        )
+    print(f"built {folder} in {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def build_tool_model(task: Task, folder: Path) -> None:
+    """ToolMath's warm start, in two supervised phases on whole episodes:
+
+    1. calculator episodes (the call, then the answer it gives) until greedy held-out accuracy
+       reaches `tool_target`: the model learns to copy the numbers into a call and the result
+       into `\boxed{}`;
+    2. mostly direct answers in `\boxed{}` (the right number, which a model this size cannot
+       compute; a share `direct_tool_share` of calculator episodes keeps the skill alive) at a
+       lower learning rate until the mean probability of starting a reply with a tool call falls
+       to `call_target`: greedily it now answers in its head and fails; sampled, it still calls
+       now and then.
+
+    RL must then find that the calculator pays. Every example starts with the same system
+    prompt (the tool's description, ~450 ids): it is run once per batch and shared, as in the
+    learners' forward.
+    """
+    import gymnasium as gym
+    import numpy as np
+    import torch
+
+    from rlvr.agents.hf import HFPolicy
+    from rlvr.agents.tiny import TinyModelConfig, build_model, train_tokenizer
+
+    warm = task.warm
+    env = gym.make(task.env_id, **dict(task.kwargs))
+    oracle = gym.make(task.env_id, **dict(task.kwargs))
+    texts = []
+    for seed in range(1_000_000, 1_000_500):
+        texts += [m["content"] for m in _script(env, oracle, seed, use_tool=True)[0]]
+    shape = TinyModelConfig(**warm.get("model", {}))
+    tokenizer = train_tokenizer(texts, shape.vocab_size)
+    policy = HFPolicy(build_model(tokenizer, shape, seed=0), tokenizer, seed=0)
+    demos = {
+        kind: [
+            _episode_ids(policy, *_script(env, oracle, seed, kind))
+            for seed in range(warm["demos"] if kind else 4000)
+        ]
+        for kind in (True, False)
+    }
+    probes = [
+        policy.encode_prompt(_script(env, oracle, seed, True)[0][:2])
+        for seed in range(900_000, 900_064)
+    ]
+    optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=warm["lr"])
+    rng = np.random.default_rng(0)
+
+    def train(tool_share: float, steps: int, done: Callable[[], bool], every: int) -> None:
+        for step in range(steps):
+            if step % every == 0 and done():
+                return
+            calls = int(rng.binomial(warm["batch"], tool_share))
+            picked = [demos[True][i] for i in rng.choice(len(demos[True]), calls, replace=False)]
+            picked += [
+                demos[False][i]
+                for i in rng.choice(len(demos[False]), warm["batch"] - calls, replace=False)
+            ]
+            loss = _shared_prefix_loss(policy, picked)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            if step % 100 == 0:
+                print(f"tool warm-start step {step}: loss {loss.item():.3f}", flush=True)
+
+    def tool_accuracy() -> bool:
+        accuracy = _quick_accuracy(task, policy)
+        print(f"tool warm-start, calculator phase: greedy accuracy {accuracy:.3f}", flush=True)
+        return accuracy >= warm["tool_target"]
+
+    def calls_rare() -> bool:
+        chance = _call_probability(policy, probes, demos[True])
+        print(f"tool warm-start, direct phase: P(reply starts a call) {chance:.3f}", flush=True)
+        return chance <= warm["call_target"]
+
+    calculator = folder.with_name(f"{folder.name}-calculator")  # phase 1, kept: it is the slow one
+    if (calculator / "config.json").exists():
+        policy = HFPolicy(calculator)
+        optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=warm["lr"])
+    else:
+        train(1.0, warm["tool_steps"], tool_accuracy, 100)
+        policy.save(calculator)
+    for group in optimizer.param_groups:
+        group["lr"] = warm["direct_lr"]
+    policy.model.train()
+    train(warm["direct_tool_share"], warm["direct_steps"], calls_rare, 5)
+    policy.model.eval()
+    policy.save(folder)
+
+
+def build_schema_model(task: Task, folder: Path) -> None:
+    """SQL's warm start: supervised on reference queries, each batch drawn from one schema so
+    that the schema (most of the prompt) is run once per batch, until greedy held-out accuracy
+    on a few tasks reaches `target`."""
+    import numpy as np
+    import torch
+
+    from rlvr.agents.hf import HFPolicy
+    from rlvr.agents.tiny import (
+        TinyModelConfig,
+        build_model,
+        reference_episodes,
+        train_tokenizer,
+    )
+
+    warm, shape = task.warm, TinyModelConfig()
+    corpus = reference_episodes(task.env_id, 500, seed=1_000_000, env_kwargs=task.kwargs)
+    texts = [m["content"] for messages, _, _ in corpus for m in messages]
+    texts += [reply for _, reply, _ in corpus]
+    tokenizer = train_tokenizer(texts, shape.vocab_size)
+    policy = HFPolicy(build_model(tokenizer, shape, seed=0), tokenizer, seed=0)
+    eos = tokenizer.eos_token_id
+    buckets: dict[str, list[tuple[list, list]]] = {}
+    for messages, reply, _ in reference_episodes(
+        task.env_id, warm["demos"], seed=0, env_kwargs=task.kwargs
+    ):
+        prompt, answer = policy.encode_prompt(messages), [*policy._encode(reply), eos]
+        schema = messages[-1]["content"].split("Question:")[0]
+        example = (prompt + answer, [0] * len(prompt) + [1] * len(answer))
+        buckets.setdefault(schema, []).append(example)
+    groups = list(buckets.values())
+    optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=warm["lr"])
+    rng = np.random.default_rng(0)
+    for step in range(warm["steps"]):
+        if step % 100 == 0:
+            accuracy = _quick_accuracy(task, policy)
+            print(f"schema warm-start step {step}: greedy accuracy {accuracy:.3f}", flush=True)
+            if accuracy >= warm["target"]:
+                break
+            policy.model.train()
+        group = groups[int(rng.integers(len(groups)))]
+        picked = rng.choice(len(group), min(warm["batch"], len(group)), replace=False)
+        loss = _shared_prefix_loss(policy, [group[i] for i in picked])
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    policy.model.eval()
+    policy.save(folder)
+
+
+def _shared_prefix_loss(policy: Any, examples: Sequence[tuple[list, list]]) -> Any:
+    """Mean cross-entropy of the masked ids of `examples`, their common first ids run once."""
+    import torch
+
+    from rlvr.agents.learners.common import Batch, forward
+
+    width = max(len(ids) for ids, _ in examples)
+    common = min(len(ids) for ids, _ in examples)
+    first = examples[0][0]
+    common = next(
+        (i for i in range(common) if any(ids[i] != first[i] for ids, _ in examples)), common
+    )
+    rows = len(examples)
+    ids = torch.full((rows, width), policy.tokenizer.pad_token_id, dtype=torch.long)
+    attention = torch.zeros((rows, width), dtype=torch.long)
+    mask = torch.zeros((rows, width - 1))
+    for row, (sequence, flags) in enumerate(examples):
+        ids[row, : len(sequence)] = torch.tensor(sequence)
+        attention[row, : len(sequence)] = 1
+        mask[row, : len(sequence) - 1] = torch.tensor(flags[1:], dtype=torch.float)
+    zeros = torch.zeros(rows)
+    batch = Batch(
+        ids,
+        attention,
+        mask,
+        torch.zeros_like(mask),
+        zeros,
+        torch.arange(rows),
+        zeros.bool(),
+        torch.full((rows,), common, dtype=torch.long),
+    )
+    logprobs, _ = forward(policy.model, batch)
+    return -(logprobs * mask).sum() / mask.sum()
+
+
+def _call_probability(policy: Any, prompts: Sequence[list[int]], calls: Sequence[tuple]) -> float:
+    """Mean probability, over `prompts`, that the reply's first id is a tool call's."""
+    import torch
+
+    first_call_id = next(ids[i] for ids, mask in calls[:1] for i in range(len(ids)) if mask[i])
+    with torch.no_grad():
+        chances = []
+        for prompt in prompts:
+            logits = policy.model(input_ids=torch.tensor([prompt])).logits[0, -1]
+            chances.append(float(logits.softmax(-1)[first_call_id]))
+    return sum(chances) / len(chances)
+
+
+def _quick_accuracy(task: Task, policy: Any, episodes: int = 64) -> float:
+    """Greedy accuracy on a few held-out tasks (a warm start's stopping signal)."""
+    from rlvr.agents.evaluate import evaluate
+    from rlvr.agents.policy import SamplingParams
+
+    report = evaluate(
+        task.env_id,
+        policy,
+        episodes=episodes,
+        seed=10_000_000,
+        batch_size=episodes,
+        sampling=SamplingParams(temperature=0.0, max_new_tokens=task.max_new_tokens),
+        env_kwargs=task.heldout,
+    )
+    return sum(_solved(record) for record in report.judged) / max(len(report.judged), 1)
+
+
+def _script(env: Any, oracle: Any, seed: int, use_tool: bool) -> tuple[list[dict], list[int]]:
+    """The messages of one demonstration episode and the positions of its replies: the oracle's
+    (calculator call, then the answer), or the answer alone in one reply."""
+    _, info = oracle.reset(seed=seed)
+    while True:  # play the oracle to the end to read the right answer
+        _, _, terminated, truncated, info = oracle.step(oracle.unwrapped.oracle_reply())
+        if terminated or truncated:
+            break
+    final = [m["content"] for m in info["messages"] if m["role"] == "assistant"][-1]
+    answer = final[final.rindex("\\boxed{") :].splitlines()[0]
+    _, info = env.reset(seed=seed)
+    while True:
+        reply = env.unwrapped.oracle_reply() if use_tool else f"The answer is {answer}."
+        _, _, terminated, truncated, info = env.step(reply)
+        if terminated or truncated:
+            break
+    replies = [i for i, m in enumerate(info["messages"]) if m["role"] == "assistant"]
+    return info["messages"][: replies[-1] + 1], replies  # nothing after the last reply
+
+
+def _episode_ids(policy: Any, messages: list[dict], replies: list[int]) -> tuple[list, list]:
+    """(ids, mask) of a scripted episode, laid out as training rollouts are: the prompt, then
+    each reply's ids (mask 1) and the env's follow-up ids (mask 0)."""
+    eos = policy.tokenizer.eos_token_id
+    ids = policy.encode_prompt(messages[: replies[0]])
+    mask = [0] * len(ids)
+    for k, at in enumerate(replies):
+        reply = [*policy._encode(messages[at]["content"]), eos]
+        ids, mask = ids + reply, mask + [1] * len(reply)
+        if k + 1 < len(replies):
+            follow = policy.encode_followup(
+                messages[: at + 1], messages[at + 1 : replies[k + 1]], eos
+            )
+            ids, mask = ids + follow, mask + [0] * len(follow)
+    return ids, mask
+
+
+# --- the runs ------------------------------------------------------------------------------------
+
+
+def run_folder(out: Path, task: str, learner: str, seed: int) -> Path:
+    return out / "runs" / task / f"{learner}-s{seed}"
+
+
+def run_worker(args: argparse.Namespace) -> None:
+    """One run (or the baseline evaluation) in this process; writes its result.json."""
+    import torch
+
+    torch.set_num_threads(1)
+    import rlvr  # noqa: F401  (registers the environments)
+
+    out = Path(args.out)
+    if args.worker == "build":
+        build_model(out, args.task)
+        return
+    if args.worker == "baseline":
+        write_baseline(out, args.task)
+        return
+    folder = run_folder(out, args.task, args.worker, args.seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    run = run_trl if args.worker.partition("@")[0] == "trl" else run_ours
+    result = run(args, TASKS[args.task], folder)
+    baseline = json.loads((out / "baseline" / f"{args.task}.json").read_text())
+    result |= {"task": args.task, "learner": args.worker, "seed": args.seed}
+    result["before"] = baseline["figures"]
+    result["curve"].insert(0, {"cpu": 0.0, "wall": 0.0, "step": 0, **baseline["figures"]})
+    result["load"] = os.getloadavg()[0]
+    (folder / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+
+
+def write_baseline(out: Path, name: str) -> None:
+    """The warm start's held-out figures, measured twice: the two must agree exactly."""
+    from rlvr.agents.hf import HFPolicy
+
+    task = TASKS[name]
+    policy = HFPolicy(model_folder(out, name))
+    heldout = heldout_tasks(out, name)
+    first = measure(task, policy, heldout, generalisation=True)
+    second = measure(task, policy, heldout)
+    folder = out / "baseline"
+    folder.mkdir(parents=True, exist_ok=True)
+    same = first["fingerprint"] == second["fingerprint"]
+    record = {"figures": first, "repeat_identical": same, "repeat_accuracy": second["accuracy"]}
+    (folder / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
+    if not same:
+        raise SystemExit(f"{name}: two evaluations of the same weights differ")
+
+
+class Budget:
+    """Training time of this process: CPU seconds (what the budget counts) and wall seconds."""
+
+    def __init__(self) -> None:
+        self.cpu = 0.0
+        self.wall = 0.0
+
+    def timed(self, work: Callable[[], Any]) -> Any:
+        cpu, wall = time.process_time(), time.perf_counter()
+        try:
+            return work()
+        finally:
+            self.cpu += time.process_time() - cpu
+            self.wall += time.perf_counter() - wall
+
+
+def run_ours(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any]:
+    from rlvr.agents.rollouts import EnvSpec
+    from rlvr.agents.train import TrainConfig, Trainer
+
+    config = TrainConfig(
+        envs=[EnvSpec(task.env_id, kwargs=dict(task.kwargs), heldout_kwargs=dict(task.heldout))],
+        model=str(model_folder(Path(args.out), args.task)),
+        output_dir=str(folder),
+        steps=10**9,
+        max_new_tokens=task.max_new_tokens,
+        max_turns=task.max_turns,
+        seed=args.seed,
+        eval_episodes=8,
+        tensorboard=False,
+        plot=False,
+        progress=False,
+        **learner_settings(args.worker),
+    )
+    trainer = Trainer(config)
+    trainer.metrics.truncate_after(-1)
+    heldout = heldout_tasks(Path(args.out), args.task)
+    budget, curve = Budget(), []
+    next_eval = args.eval_every
+    while budget.cpu < args.budget:
+        budget.timed(trainer.train_step)
+        if budget.cpu >= next_eval and budget.cpu < args.budget:
+            curve.append(_point(task, trainer.policy, heldout, budget, trainer.step))
+            next_eval += args.eval_every
+    final = measure(task, trainer.policy, heldout, generalisation=True)
+    curve.append({"cpu": budget.cpu, "wall": budget.wall, "step": trainer.step, **final})
+    trainer.metrics.close()
+    trainer.policy.save(folder / "final")
+    return {"after": final, "curve": curve, "steps": trainer.step, **_times(budget)}
+
+
+def _point(
+    task: Task, policy: Any, heldout: Mapping[str, list[int]], budget: Budget, step: int
+) -> dict[str, Any]:
+    figures = measure(task, policy, heldout)
+    return {"cpu": budget.cpu, "wall": budget.wall, "step": step, **figures}
+
+
+def _times(budget: Budget) -> dict[str, float]:
+    return {"cpu_seconds": budget.cpu, "wall_seconds": budget.wall}
+
+
+def run_trl(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any]:
+    sys.path.insert(0, str(HERE))
+    import trl_baseline
+    from transformers import AutoTokenizer
+
+    from rlvr.agents.hf import HFPolicy
+
+    model = model_folder(Path(args.out), args.task)
+    tokenizer = AutoTokenizer.from_pretrained(model)  # its own copy: HFPolicy sets padding
+    heldout = heldout_tasks(Path(args.out), args.task)
+    curve: list[dict[str, Any]] = []
+    next_eval = [args.eval_every]
+    clock = trl_baseline.StepClock(budget=args.budget, cpu=True)
+    budget = Budget()
+
+    def on_row(row: dict[str, Any], trained: Any) -> None:
+        budget.cpu, budget.wall = clock.cpu_seconds, clock.train_seconds
+        if clock.cpu_seconds >= next_eval[0] and clock.cpu_seconds < args.budget:
+            policy = HFPolicy(trained, tokenizer)
+            curve.append(_point(task, policy, heldout, budget, row["step"]))
+            next_eval[0] += args.eval_every
+
+    clock.on_row = on_row
+    settings = trl_settings(args.worker)
+    prompts, generations = settings["prompts"], settings["group"]
+    steps = int(args.budget * 5) + 10  # more than it can do in the budget
+    trainer = trl_baseline.make_trainer(
+        model_path=str(model),
+        env_id=task.env_id,
+        env_kwargs=task.kwargs,
+        seeds=trl_baseline.task_seeds(args.seed, steps * prompts),
+        prompts_per_step=prompts,
+        group_size=generations,
+        max_new_tokens=task.max_new_tokens,
+        lr=settings["lr"],
+        steps=steps,
+        output_dir=str(folder / "trl"),
+        seed=args.seed,
+        callbacks=[clock.callback],
+        multi_turn=task.max_turns is not None,
+        max_turns=task.max_turns,
+    )
+    trainer.train()
+    budget.cpu, budget.wall = clock.cpu_seconds, clock.train_seconds
+    final = measure(task, HFPolicy(trainer.model, tokenizer), heldout, generalisation=True)
+    step = trainer.state.global_step
+    curve.append({"cpu": budget.cpu, "wall": budget.wall, "step": step, **final})
+    (folder / "rewards.json").write_text(json.dumps(clock.rewards))
+    return {"after": final, "curve": curve, "steps": step, **_times(budget)}
+
+
+# --- the schedule --------------------------------------------------------------------------------
+
+
+def schedule(tasks: Sequence[str], learners: Sequence[str], seeds: Sequence[int]) -> list[tuple]:
+    """(task, learner, seed) in the order to run: seed by seed, task by task, the learners'
+    order rotating with the seed so that none always runs first."""
+    order = []
+    for position, seed in enumerate(seeds):
+        shift = position % len(learners)
+        rotated = [*learners[shift:], *learners[:shift]]
+        order += [(task, learner, seed) for task in tasks for learner in rotated]
+    return order
+
+
+def spawn(args: argparse.Namespace, worker: str, task: str, seed: int = 0) -> None:
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        worker,
+        "--task",
+        task,
+        "--seed",
+        str(seed),
+        "--out",
+        args.out,
+        "--budget",
+        str(args.budget),
+        "--eval-every",
+        str(args.eval_every),
+    ]
+    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
+    subprocess.run(command, check=True, env=env)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--task", help=argparse.SUPPRESS)
+    parser.add_argument("--tasks", default=",".join(TASKS))
+    parser.add_argument("--learners", default="grpo,ppo,trl")
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--budget", type=float, default=240.0, help="training CPU seconds per run")
+    parser.add_argument("--eval-every", type=float, default=40.0, help="training CPU seconds")
+    parser.add_argument("--out", default="runs/bench/suite")
+    parser.add_argument("--report-only", action="store_true", help="redo the table and plot")
+    parser.add_argument("--prepare-only", action="store_true", help="build models, baselines")
+    parser.add_argument("--docs", help="also copy the plot here (e.g. docs/agents_suite.png)")
+    args = parser.parse_args()
+    if args.worker:
+        run_worker(args)
+        return
+    tasks, learners = args.tasks.split(","), args.learners.split(",")
+    seeds = [int(seed) for seed in args.seeds.split(",")]
+    out = Path(args.out)
+    if not args.report_only:
+        import rlvr  # noqa: F401  (registers the environments)
+
+        for task in tasks:
+            if not (model_folder(out, task) / "config.json").exists():
+                spawn(args, "build", task)
+            if not (out / "baseline" / f"{task}.json").exists():
+                spawn(args, "baseline", task)
+        if args.prepare_only:
+            return
+        for task, learner, seed in schedule(tasks, learners, seeds):
+            if (run_folder(out, task, learner, seed) / "result.json").exists():
+                continue
+            print(f"run {task} {learner} seed {seed} (load {os.getloadavg()[0]:.1f})", flush=True)
+            spawn(args, learner, task, seed)
+    sys.path.insert(0, str(HERE))
+    from learning_suite_report import report
+
+    report(out, tasks, learners, seeds, docs=args.docs)
+
+
+if __name__ == "__main__":
+    main()
