@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from rlvr.envs import options
 from rlvr.envs.errors import DatasetError, EnvConfigError
 from rlvr.envs.tasks import ListSource, TaskSource, load_hf_dataset, load_jsonl
 from rlvr.envs.verifiable import VerifiableEnv
@@ -107,11 +108,8 @@ class CodeEnv(VerifiableEnv):
                 tasks = ListSource(builtin_tasks(difficulty), name="rlvr-code")
             except ValueError as exc:
                 raise EnvConfigError(str(exc)) from None
-        elif difficulty is not None or split is not None:
-            raise EnvConfigError(
-                "difficulty and split select built-in tasks; split and filter your own tasks "
-                "before passing them"
-            )
+        else:
+            options.refuse_replaced({"difficulty": difficulty, "split": split})
         try:
             config = UnitTestConfig(
                 scoring=scoring,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.options import refuse_replaced
 from rlvr.envs.sqltasks.generate import SQLTasks, procedural_tasks
 from rlvr.envs.sqltasks.questions import LEVELS
 from rlvr.envs.verifiable import VerifiableEnv
@@ -152,13 +153,9 @@ class SQLEnv(VerifiableEnv):
         if isinstance(backend, str):  # a backend by name is a config field
             options["backend"], backend = backend, None
         self.config = SQLEnvConfig.build(config, options)
-        clashing = [name for name in PROCEDURAL_OPTIONS if name in options]
-        if tasks is not None and clashing:
-            raise EnvConfigError(
-                f"{', '.join(clashing)} configure the procedural tasks, which tasks= replaces; "
-                "drop them (split and filter your own tasks before passing them; the loaders "
-                "take sample_rows)"
-            )
+        if tasks is not None:
+            generator_options = {name: options.get(name) for name in PROCEDURAL_OPTIONS}
+            refuse_replaced(generator_options, hint="; the loaders take sample_rows")
         if tasks is None:
             tasks = procedural_tasks(
                 split=self.config.split,

@@ -6,6 +6,7 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from rlvr.envs import options
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.math.families import FAMILIES, LEVELS, generate
 from rlvr.envs.tasks import ListSource, ProceduralSource, TaskSource
@@ -93,13 +94,9 @@ class MathEnv(VerifiableEnv):
                 split=split, difficulty=difficulty, families=families, seed=seed
             )
         else:
-            given = {"split": split, "difficulty": difficulty, "families": families, "seed": seed}
-            clashing = sorted(name for name, value in given.items() if value is not None)
-            if clashing:
-                raise EnvConfigError(
-                    f"{', '.join(clashing)} configure the built-in generator, which tasks= "
-                    "replaces; drop them (split and filter your own tasks before passing them)"
-                )
+            options.refuse_replaced(
+                {"split": split, "difficulty": difficulty, "families": families, "seed": seed}
+            )
         try:
             verifier = MathVerifier(timeout=timeout, require_simplified=require_simplified)
         except ValueError as exc:
@@ -139,8 +136,8 @@ def procedural_source(
     seed: int | None = None,
 ) -> ProceduralSource:
     """The procedural task source of `rlvr/Math-v0` (arguments as in the env card)."""
-    names = _family_names(families)
-    levels = _levels(difficulty)
+    names = tuple(dict.fromkeys(options.subset(families, FAMILIES, name="families")))
+    levels = options.levels(LEVELS if difficulty is None else difficulty, LEVELS)
     return ProceduralSource(
         functools.partial(generate, families=names),
         name="math" if len(names) == len(FAMILIES) else "math-" + "+".join(names),
@@ -148,26 +145,3 @@ def procedural_source(
         difficulty=levels,
         seed=0 if seed is None else seed,
     )
-
-
-def _family_names(families: str | Sequence[str] | None) -> tuple[str, ...]:
-    if families is None:
-        return tuple(FAMILIES)
-    names = (families,) if isinstance(families, str) else tuple(families)
-    unknown = [name for name in names if name not in FAMILIES]
-    if not names or unknown:
-        raise EnvConfigError(
-            f"families must be a non-empty list of {sorted(FAMILIES)}; unknown: {unknown or names}"
-        )
-    return tuple(dict.fromkeys(names))
-
-
-def _levels(difficulty: int | Sequence[int] | None) -> list[int]:
-    if difficulty is None:
-        return list(LEVELS)
-    levels = [difficulty] if isinstance(difficulty, int) else list(difficulty)
-    if not levels or any(isinstance(level, bool) or level not in LEVELS for level in levels):
-        raise EnvConfigError(
-            f"difficulty must be a level in {list(LEVELS)} or a list of them, got {difficulty!r}"
-        )
-    return levels
