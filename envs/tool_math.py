@@ -101,7 +101,7 @@ class ToolMathEnv(VerifiableToolEnv):
 
     def oracle_reply(self) -> str:
         """Compute the task's expression with the calculator, then answer with its result."""
-        task = self.inner.task
+        task = self.task
         if task is None:
             raise RuntimeError("call reset() before oracle_reply()")
         expression = task.metadata.get("expression")

@@ -19,7 +19,7 @@ from rlvr.envs.core import Outcome, Start, TextEnv
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.tools.parsing import ToolCall, parse_tool_calls
 from rlvr.envs.tools.tool import Tool, Toolbox, ToolResult
-from rlvr.envs.verifiable import VerifiableEnv, as_verifiable_env
+from rlvr.envs.verifiable import as_verifiable_env, judge_of
 
 CALL_FORMAT = (
     "To call a tool, write a block like\n"
@@ -209,24 +209,29 @@ class VerifiableToolEnv(ToolEnv):
         **tool_env_kwargs: Any,
     ) -> None:
         self.env = as_verifiable_env(env, env_kwargs)
-        self.inner: VerifiableEnv = self.env.unwrapped
-        tool_env_kwargs.setdefault("system_prompt", self.inner.system_prompt)
+        self.inner = self.env.unwrapped
+        judge = judge_of(self.env)
+        tool_env_kwargs.setdefault("system_prompt", judge.system_prompt)
         tool_env_kwargs.setdefault("max_text_length", self.inner.observation_space.max_length)
         super().__init__(**tool_env_kwargs)
+        self.judge = judge
         self.tools = list(tools)
         Toolbox(self.tools)  # check names now rather than at the first reset
 
     def _begin(self, options: dict[str, Any]) -> Start:
-        return self.inner.begin(self.np_random, options)
+        self.task = self.judge.pose(self.np_random, options)
+        return Start(self.judge.prompt(self.task), self.task.id)
 
     def episode_tools(self) -> Sequence[Tool]:
         return self.tools
 
     def _final(self, reply: str) -> Outcome:
-        return self.inner.attempt(reply)
+        return self.judge.judge(reply, self.task)
 
     def oracle_reply(self) -> str:
-        return self.inner.oracle_reply()
+        if self.task is None:
+            raise RuntimeError("call reset() before oracle_reply()")
+        return self.judge.reference_reply(self.task)
 
     def close(self) -> None:
         super().close()

@@ -111,16 +111,16 @@ class WebShopEnv(WebEnv):
 
     @property
     def goal(self) -> Goal:
-        if self.inner.task is None:
+        if self.task is None:
             raise RuntimeError("call reset() first")
-        task = self.inner.task
+        task = self.task
         try:
             return Goal.from_dict(task.answer)
         except (KeyError, TypeError, ValueError):
             raise EnvConfigError(
                 f"task {task.id!r}: a WebShop task's answer must be a goal dict with keys "
                 "category, attributes, options, max_price_cents and target (as in "
-                f"env.unwrapped.inner.task.answer after a reset), got {task.answer!r:.200}"
+                f"env.unwrapped.task.answer after a reset), got {task.answer!r:.200}"
             ) from None
 
     # --- tools -------------------------------------------------------------------------------

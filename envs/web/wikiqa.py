@@ -100,7 +100,7 @@ class WikiQAEnv(WebEnv):
     def oracle_reply(self) -> str:
         """The next step of the shortest reading path: search the first article, follow the
         links from article to article, then answer on the last one."""
-        task = self.inner.task
+        task = self.task
         if task is None:
             raise RuntimeError("call reset() before oracle_reply()")
         if not task.metadata.get("pages"):  # a pinned task of the user's: no path to replay
