@@ -23,7 +23,7 @@ import numpy as np
 from rlvr.envs import options as checks
 from rlvr.envs.core import Outcome
 from rlvr.envs.errors import EnvConfigError
-from rlvr.envs.tasks import TaskSource, as_source
+from rlvr.envs.tasks import ListSource, TaskSource, as_source
 from rlvr.verifiers.function import FunctionVerifier, VerifyFunction
 from rlvr.verifiers.types import Status, Task, TaskFormatError, Verdict, Verifier
 
@@ -105,6 +105,9 @@ class TaskJudge:
             format_weight, name="format_weight", low=0.0, high=1.0, high_open=True
         )
         self.system_prompt = system_prompt
+        if isinstance(self.tasks, ListSource):
+            for position, task in enumerate(self.tasks.tasks):  # fail now, not in training
+                self._check(task, f"tasks item {position} ({{}})")
 
     # --- posing ----------------------------------------------------------------------------------
 
@@ -123,13 +126,25 @@ class TaskJudge:
         return self.tasks[int(rng.integers(len(self.tasks)))]
 
     def coerce(self, task: Task | Mapping[str, Any]) -> Task:
-        """`options["task"]` as a `Task` (families also check that its answer fits them)."""
-        if isinstance(task, Task):
-            return task
+        """`options["task"]` as a `Task` the family can judge."""
+        if not isinstance(task, Task):
+            try:
+                task = Task.from_dict(task)
+            except TaskFormatError as exc:
+                raise EnvConfigError(f"options['task']: {exc}") from None
+        self._check(task, "options['task']: {}")
+        return task
+
+    def check(self, task: Task) -> None:
+        """Raise `TaskFormatError` for a task this family cannot judge (a gold answer in the
+        wrong form). Given tasks are checked when the judge is made or the task pinned, so they
+        are refused at once rather than as an infrastructure error on every reply."""
+
+    def _check(self, task: Task, where: str) -> None:
         try:
-            return Task.from_dict(task)
+            self.check(task)
         except TaskFormatError as exc:
-            raise EnvConfigError(f"options['task']: {exc}") from None
+            raise EnvConfigError(where.format(exc)) from None
 
     def prompt(self, task: Task) -> str:
         return self.prompt_template.format(prompt=task.prompt)

@@ -7,17 +7,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rlvr.envs import options
+from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.judge import TaskJudge
 from rlvr.envs.math.families import FAMILIES, LEVELS, generate
-from rlvr.envs.tasks import ListSource, ProceduralSource, TaskSource
-from rlvr.envs.verifiable import VerifiableEnv
+from rlvr.envs.tasks import ProceduralSource, TaskSource
 from rlvr.verifiers.math import MathVerifier, gold_text
-from rlvr.verifiers.types import Task, TaskFormatError
+from rlvr.verifiers.types import Task
 
 DEFAULT_PROMPT_TEMPLATE = "{prompt}\nPut your final answer in \\boxed{{}}."
 
 
-class MathEnv(VerifiableEnv):
+class MathEnv(TextEnv):
     """Procedural (or loaded) math problems judged by `MathVerifier`.
 
     ## Description
@@ -97,32 +98,41 @@ class MathEnv(VerifiableEnv):
             options.refuse_replaced(
                 {"split": split, "difficulty": difficulty, "families": families, "seed": seed}
             )
+        judge = MathJudge(
+            tasks,
+            timeout=timeout,
+            require_simplified=require_simplified,
+            system_prompt=system_prompt,
+            prompt_template=prompt_template,
+            format_weight=format_weight,
+        )
+        super().__init__(judge, render_mode=render_mode)
+        self.tasks = judge.tasks
+
+
+class MathJudge(TaskJudge):
+    """Math tasks judged by `MathVerifier`; the oracle answers with the gold in `\\boxed{}`.
+
+    `timeout` and `require_simplified` configure the verifier; the rest is `TaskJudge`'s.
+    """
+
+    def __init__(
+        self,
+        tasks: TaskSource | Iterable[Task | Mapping[str, Any]],
+        *,
+        timeout: float = 5.0,
+        require_simplified: bool = True,
+        prompt_template: str = DEFAULT_PROMPT_TEMPLATE,
+        **judge_kwargs: Any,
+    ) -> None:
         try:
             verifier = MathVerifier(timeout=timeout, require_simplified=require_simplified)
         except ValueError as exc:
             raise EnvConfigError(str(exc)) from None
-        super().__init__(
-            tasks,
-            verifier,
-            system_prompt=system_prompt,
-            prompt_template=prompt_template,
-            format_weight=format_weight,
-            render_mode=render_mode,
-        )
-        if isinstance(self.tasks, ListSource):
-            for position, task in enumerate(self.tasks.tasks):  # fail now, not in training
-                try:
-                    gold_text(task)
-                except TaskFormatError as exc:
-                    raise EnvConfigError(f"tasks item {position} ({exc})") from None
+        super().__init__(tasks, verifier, prompt_template=prompt_template, **judge_kwargs)
 
-    def coerce_task(self, task: Task | Mapping[str, Any]) -> Task:
-        task = super().coerce_task(task)
-        try:
-            gold_text(task)  # refused now, not as an infra error on every reply
-        except TaskFormatError as exc:
-            raise EnvConfigError(f"options['task']: {exc}") from None
-        return task
+    def check(self, task: Task) -> None:
+        gold_text(task)
 
     def reference_reply(self, task: Task) -> str:
         return f"The answer is \\boxed{{{gold_text(task)}}}."
