@@ -36,8 +36,8 @@ class EnvSpec:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     """`gym.make` keyword arguments for training episodes."""
     heldout_kwargs: Mapping[str, Any] | None = None
-    """Keyword arguments for held-out evaluation (default: `kwargs` plus `split="test"`, given to
-    the wrapped env of a wrapper env such as rlvr/MathSelfCorrect-v0 through its `env_kwargs`)."""
+    """Keyword arguments for held-out evaluation (default: `kwargs` plus `split="test"`; a wrapper
+    env such as rlvr/MathSelfCorrect-v0 gives the split to the env it wraps)."""
 
     def __post_init__(self) -> None:
         if not self.weight > 0:
@@ -47,13 +47,6 @@ class EnvSpec:
     def eval_kwargs(self) -> dict[str, Any]:
         if self.heldout_kwargs is not None:
             return dict(self.heldout_kwargs)
-        registered = gym.registry.get(self.id)
-        if registered is not None and "env" in registered.kwargs:  # a wrapper of another env
-            inner = {
-                **(registered.kwargs.get("env_kwargs") or {}),
-                **(self.kwargs.get("env_kwargs") or {}),
-            }
-            return {**self.kwargs, "env_kwargs": {**inner, "split": "test"}}
         return {**self.kwargs, "split": "test"}
 
     @classmethod
@@ -86,8 +79,7 @@ def check_env_specs(specs: Sequence[EnvSpec]) -> None:
                 if what == "held-out kwargs" and spec.heldout_kwargs is None:
                     raise ValueError(
                         f"{spec.id} does not take split='test' for its held-out tasks ({exc}); "
-                        "give its held-out kwargs: EnvSpec(heldout_kwargs=...) or "
-                        '--heldout-kwargs (a wrapper env: \'{"env_kwargs": {"split": "test"}}\')'
+                        "give its held-out kwargs: EnvSpec(heldout_kwargs=...) or --heldout-kwargs"
                     ) from None
                 raise ValueError(f"{spec.id}: bad {what} {kwargs}: {exc}") from None
 
