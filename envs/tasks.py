@@ -13,6 +13,7 @@ every time it is asked for. Three kinds ship here:
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -156,7 +157,8 @@ def load_jsonl(
     metadata: Mapping[str, Any] | None = None,
     limit: int | None = None,
 ) -> ListSource:
-    """Load tasks from a JSON-lines file, one object per line (blank lines are ignored).
+    """Load tasks from a JSON-lines file, one object per line (blank lines are ignored); a
+    `.gz` file is read through gzip (HumanEval ships as `HumanEval.jsonl.gz`).
 
     `fields` maps our names to yours, e.g. `{"prompt": "question", "answer": "solution"}`;
     `answer_parser` turns the raw answer field into the gold (e.g. GSM8K's `#### 42`). Other plain
@@ -168,30 +170,46 @@ def load_jsonl(
         raise DatasetError(f"{file}: no such file; pass the path of a .jsonl file")
     meta = {"source": str(file), **(metadata or {})}
     tasks = []
-    with file.open(encoding="utf-8-sig") as handle:  # -sig: a leading BOM is no error
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{file}:{number}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(
-                    f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "
-                    "one JSON object"
-                ) from None
-            tasks.append(
-                _row_to_task(
-                    row,
-                    fields=fields or {},
-                    answer_parser=answer_parser,
-                    metadata=meta,
-                    where=where,
-                )
-            )
-            if limit is not None and len(tasks) >= limit:
-                break
+    try:
+        with open_text(file) as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                where = f"{file}:{number}"
+                row = _json_line(line, where)
+                tasks.append(
+                    _row_to_task(
+                        row, fields=fields or {}, answer_parser=answer_parser, metadata=meta,
+                        where=where,
+                    )
+                )  # fmt: skip
+                if limit is not None and len(tasks) >= limit:
+                    break
+    except (OSError, EOFError, UnicodeDecodeError) as exc:  # a bad .gz, a non-UTF-8 file
+        raise DatasetError(f"{file}: cannot be read as UTF-8 JSON lines ({exc})") from None
     return ListSource(tasks, name=str(file))
+
+
+def _json_line(line: str, where: str) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be one "
+            "JSON object"
+        ) from None
+
+
+def is_jsonl(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` names a JSON-lines file, plain or gzipped (`.jsonl`, `.jsonl.gz`)."""
+    return Path(path).name.lower().endswith((".jsonl", ".jsonl.gz"))
+
+
+def open_text(file: Path) -> Any:
+    """A text handle on a plain or `.gz` file (utf-8-sig: a leading BOM is no error)."""
+    if file.suffix.lower() == ".gz":
+        return gzip.open(file, "rt", encoding="utf-8-sig")
+    return file.open(encoding="utf-8-sig")
 
 
 def load_hf_dataset(

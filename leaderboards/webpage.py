@@ -26,6 +26,7 @@ from html import escape
 from pathlib import Path
 
 from rlvr.agents.evaluate import EpisodeRecord
+from rlvr.leaderboards.audited import audit_lines
 from rlvr.leaderboards.results import BenchResult
 from rlvr.leaderboards.views import (
     fmt_interval,
@@ -205,12 +206,20 @@ def _board_section(board: Board, prefix: str) -> str:
 <h2>{_show(board.suite)}</h2>
 <p>{_show(first.suite.description, SHOWN_CHARS * 5)}</p>
 <p class="meta">{escape(suite_header(first))}</p>
+{_audited(first)}
 {_table(ranked, prefix)}
 <div class="charts">
 {"".join(_chart(ranked, label, prefix) for label in first.suite.labels)}
 </div>
 {_provenance(ranked)}
 </section>"""
+
+
+def _audited(result: BenchResult) -> str:
+    """The audited error rates of the suite's verifiers (`audited.py`)."""
+    lines = audit_lines(env.id for env in result.suite.envs)
+    items = "".join(f"<li>{_show(line)}</li>" for line in lines)
+    return f'<ul class="meta audit">{items}</ul>'
 
 
 def _num(value: float | int | None) -> str:

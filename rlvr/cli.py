@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 COMMAND_MODULES = (
     "rlvr.envs.cli",
+    "rlvr.envs.audit.cli",
     "rlvr.agents.cli",
     "rlvr.envs.web.cli",
     "rlvr.leaderboards.cli",

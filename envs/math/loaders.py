@@ -14,10 +14,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from rlvr.envs.tasks import ListSource, load_hf_dataset, load_jsonl
+from rlvr.envs.tasks import ListSource, is_jsonl, load_hf_dataset, load_jsonl
 from rlvr.verifiers.math.extract import find_boxed
 
 GSM8K_FIELDS = {"prompt": "question", "answer": "answer"}
@@ -98,7 +97,7 @@ def _load(
     limit: int | None,
 ) -> ListSource:
     metadata = {"family": family}
-    if Path(source).suffix == ".jsonl":
+    if is_jsonl(source):
         return load_jsonl(
             source, fields=fields, answer_parser=answer_parser, metadata=metadata, limit=limit
         )

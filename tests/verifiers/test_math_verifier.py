@@ -454,7 +454,8 @@ def test_read_literal(text, kind, values):
         "5 million",
         "2^{3}",
         "x",
-        "1 \\frac{1}{2}",
+        "1 + \\frac{1}{2}",  # a mixed number (`1 \\frac{1}{2}`) is read; a sum is not
+        "1 \\frac{3}{2}",
         "",
         "3 x",
         "5!",
@@ -476,3 +477,57 @@ def test_values_match_follows_the_gold_shape():
     assert values_match(read_literal("\\{1, 2\\}"), read_literal("2, 1"))
     assert not values_match(read_literal("(1, 2)"), read_literal("2, 1"))
     assert not values_match(read_literal("1"), read_literal("1, 1"))
+
+
+# The plain-number policy of docs/math.md ("Plain numbers: accepted and refused forms"): the forms
+# answer keys use for the same simplified value score 1; restatements of a computation score 0.
+PLAIN_NUMBER_ACCEPTED = [
+    ("\\frac{5}{2}", "2\\frac{1}{2}"),  # a mixed number in LaTeX
+    ("\\frac{5}{2}", "2 \\frac{1}{2}"),
+    ("\\frac{5}{2}", "2\\,\\tfrac12"),
+    ("\\frac{5}{2}", "2\\dfrac{1}{2} \\text{ cups}"),
+    ("-\\frac{5}{2}", "-2\\frac{1}{2}"),  # the sign is the whole number's
+    ("\\frac{13}{9}", "1\\frac{4}{9}"),
+    ("2.5", "2\\frac{1}{2}"),
+    ("2\\frac{1}{2}", "\\frac{5}{2}"),  # a mixed-number gold (MATH writes some)
+]
+PLAIN_NUMBER_ACCEPTED_TEXT = [
+    ("\\frac{5}{2}", "The answer is 2 1/2."),  # a mixed number in plain text
+    ("\\frac{31}{4}", "The answer is 7 3/4 hours."),
+]
+PLAIN_NUMBER_REFUSED = [
+    ("\\frac{5}{2}", "2+\\frac{1}{2}"),  # an operation left undone
+    ("\\frac{5}{2}", "2 \\cdot \\frac{5}{4}"),
+    ("\\frac{5}{2}", "2\\frac{2}{4}"),  # its fraction is not in lowest terms
+    ("\\frac{7}{2}", "2\\frac{3}{2}"),  # an improper fraction part: no mixed number
+    ("\\frac{1}{2}", "0\\frac{1}{2}"),  # no whole part
+    ("1", "2\\frac{1}{2}"),  # never read as 2 times 1/2
+    ("\\frac{21}{2}", "21/2 + 0"),
+    ("\\frac{5}{2}", "-2\\frac{1}{2}"),
+    ("\\frac{5}{2}", "2\\frac{1}{3}"),
+]
+
+
+@pytest.mark.parametrize(("gold", "answer"), PLAIN_NUMBER_ACCEPTED)
+def test_mixed_numbers_answer_their_value(gold, answer):
+    verdict = judge(gold, boxed(answer))
+    assert verdict.status is Status.CORRECT, verdict
+
+
+@pytest.mark.parametrize(("gold", "reply"), PLAIN_NUMBER_ACCEPTED_TEXT)
+def test_mixed_numbers_in_plain_text_answer_their_value(gold, reply):
+    verdict = judge(gold, reply)
+    assert verdict.status is Status.CORRECT, verdict
+
+
+@pytest.mark.parametrize(("gold", "answer"), PLAIN_NUMBER_REFUSED)
+def test_restatements_and_malformed_mixed_numbers_score_zero(gold, answer):
+    verdict = judge(gold, boxed(answer))
+    assert verdict.score == 0.0 and verdict.status is Status.INCORRECT, verdict
+
+
+def test_a_mixed_number_is_read_exactly():
+    assert read_literal("2\\frac{1}{2}").values == (Fraction(5, 2),)
+    assert read_literal("-3 1/4").values == (Fraction(-13, 4),)
+    assert read_literal("21/2").values == (Fraction(21, 2),)  # no space: a plain fraction
+    assert read_literal("2\\frac{2}{4}").simplest is False

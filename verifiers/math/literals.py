@@ -8,8 +8,9 @@ Read as numbers: `42`, `-3.5`, `.5`, `1,234` (thousands), `3/4`, `\\frac{3}{4}`,
 `1.5 \\times 10^{3}`, `2e-3`, `0.1\\overline{6}` (repeating); wrapped in `$`, `\\text{}` units
 (`5 \\text{ cm}^2`, `\\$18`, `€18`, `30^\\circ`, `12 apples`), `x = 5`; a trailing `%` (kept as a
 flag: see `values_match`). Lists: `\\{1, 2\\}` (a set), `(1, 2)` (an ordered tuple), `1, 2` /
-`1 or 2` / `x = 1 and x = 2` (bare).
-Never read: scale words (`5 million`), operators (`47 + 38`), roots, `\\pi`, mixed numbers.
+`1 or 2` / `x = 1 and x = 2` (bare). Mixed numbers as answer keys write them: `2\\frac{1}{2}`,
+`2 \\tfrac12`, `2 1/2`, `-2\\frac{1}{2}` (= -5/2): a whole number and a proper fraction.
+Never read: scale words (`5 million`), operators (`47 + 38`, `2 + \\frac{1}{2}`), roots, `\\pi`.
 """
 
 from __future__ import annotations
@@ -69,6 +70,12 @@ _THOUSANDS = re.compile(r"([+-]?)\s*(\d{1,3}(?:,\d{3})+(?:\.\d+)?)")
 _SLASH_FRACTION = re.compile(r"([+-]?)\s*(\d+)\s*/\s*(\d+)")
 _LATEX_FRACTION = re.compile(
     r"([+-]?)\s*\\frac\s*(?:\{\s*([+-]?\d+)\s*\}|(\d))\s*(?:\{\s*(\d+)\s*\}|(\d))"
+)
+# A whole number then a proper fraction, `2\\frac{1}{2}` or `2 1/2` (a space is needed between
+# digits, so `21/2` stays a fraction).
+_MIXED = re.compile(
+    r"([+-]?)\s*(\d+)(?:\s*\\frac\s*(?:\{\s*(\d+)\s*\}|(\d))\s*(?:\{\s*(\d+)\s*\}|(\d))"
+    r"|\s+(\d+)\s*/\s*(\d+))"
 )
 _SCIENTIFIC = re.compile(
     r"([+-]?)\s*(" + _DECIMAL + r")\s*(?:(?:\\times|\\cdot|\*|×)\s*10\s*\^\s*\{?\s*([+-]?\d+)\s*\}?"
@@ -261,6 +268,19 @@ def _latex_fraction(match: re.Match[str]) -> tuple[Fraction, bool] | None:
     return _fraction(sign, numerator, match.group(4) or match.group(5))
 
 
+def _mixed(match: re.Match[str]) -> tuple[Fraction, bool] | None:
+    """`2\\frac{1}{2}` = 5/2: a whole number of at least 1 and a proper fraction (`2\\frac{3}{2}`
+    and `0\\frac{1}{2}` are no mixed numbers). Simplest when the fraction is in lowest terms."""
+    sign, whole, *parts = match.groups()
+    numerator = parts[0] or parts[1] or parts[4]
+    denominator = parts[2] or parts[3] or parts[5]
+    top, bottom, units = int(numerator), int(denominator), int(whole)
+    if units == 0 or not 0 < top < bottom:
+        return None
+    value = units + Fraction(top, bottom)
+    return _sign(sign) * value, gcd(top, bottom) == 1
+
+
 def _repeating(match: re.Match[str]) -> tuple[Fraction, bool]:
     """`0.1\\overline{6}` = 0.1666... = 1/6, exactly."""
     sign, whole, fixed, period = match.groups()
@@ -282,6 +302,7 @@ _READERS = (
     (_THOUSANDS, _thousands),
     (_SLASH_FRACTION, _slash),
     (_LATEX_FRACTION, _latex_fraction),
+    (_MIXED, _mixed),
     (_SCIENTIFIC, _scientific),
     (_REPEATING, _repeating),
 )
