@@ -104,6 +104,14 @@ def _add_train(subparsers: Any) -> None:
     add("--eval-episodes", type=int, default=100)
     add("--save-every", type=int, default=0)
     add("--time-budget", type=float, default=None, help="seconds of training")
+    add(
+        "--max-infra-error-rate",
+        type=float,
+        default=0.2,
+        help="stop when more than this share of an env's episodes over the window hit an "
+        "infrastructure error (1 never stops)",
+    )
+    add("--infra-error-window", type=int, default=10, help="steps the infra-error rate spans")
     add("--seed", type=int, default=0)
     add("--threads", type=int, default=None, help="torch threads")
     add("--device", default="cpu")
@@ -141,7 +149,7 @@ def _json_object(text: str) -> dict[str, Any]:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from rlvr.agents.errors import AgentError
+    from rlvr.agents.errors import AgentError, InfraErrorRateError
     from rlvr.agents.train import prepare
 
     try:  # bad input is reported in one line; a failure during training keeps its traceback
@@ -149,7 +157,11 @@ def run_train(args: argparse.Namespace) -> int:
     except (AgentError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    result = trainer.run()
+    try:
+        result = trainer.run()
+    except InfraErrorRateError as exc:  # our machinery, not a bug: say what to check, in a line
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     print(f"steps          {result.steps}  ({result.train_seconds:.0f} s of training)")
     print(f"held-out       {result.initial_success:.3f} -> {result.final_success:.3f}")
     print(f"output         {result.output_dir}")
@@ -196,6 +208,8 @@ def _train_config(args: argparse.Namespace) -> Any:
         eval_episodes=args.eval_episodes,
         save_every=args.save_every,
         time_budget=args.time_budget,
+        max_infra_error_rate=args.max_infra_error_rate,
+        infra_error_window=args.infra_error_window,
         seed=args.seed,
         device=args.device,
         dtype=args.dtype,

@@ -15,6 +15,11 @@ class TrainingError(AgentError, RuntimeError):
     """Training cannot go on (no usable episode in a batch, a checkpoint that does not match)."""
 
 
+class InfraErrorRateError(TrainingError):
+    """Too many of an env's training episodes hit infrastructure errors (our verifier, sandbox or
+    database failed): dropping them silently would train on a skewed share of the tasks."""
+
+
 def require_agents_extra(what: str) -> None:
     """Raise an ImportError naming the extra when torch/transformers are not installed."""
     try:

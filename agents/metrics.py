@@ -9,9 +9,13 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from rlvr.agents.errors import TrainingError
+from rlvr.envs.jsonfiles import JSONReadError, numbered_lines, parse_json, write_text_atomic
 
 
 class MetricsLog:
@@ -40,11 +44,15 @@ class MetricsLog:
                     self._writer.add_scalar(key, value, row["step"])
 
     def truncate_after(self, step: int) -> None:
-        """Drop rows logged after `step` (a resumed run repeats them)."""
+        """Drop rows logged after `step` (a resumed run repeats them; a fresh run passes -1).
+
+        The file is rewritten aside and renamed over, so a run killed meanwhile leaves it whole.
+        """
         rows = []
         if self.path.exists():
-            rows = [row for row in read_metrics(self.path) if row["step"] <= step]
-            self.path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+            if step >= 0:  # a fresh run keeps nothing: no need to read (or judge) the old file
+                rows = [row for row in read_metrics(self.path) if row["step"] <= step]
+            write_text_atomic(self.path, "".join(json.dumps(row) + "\n" for row in rows))
         if self._writer is not None:  # TensorBoard's files are rewritten with the same rows
             from torch.utils.tensorboard import SummaryWriter
 
@@ -69,8 +77,39 @@ def _plain(value: Any) -> Any:
 
 
 def read_metrics(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    """The rows of a metrics file. A torn last line (a run killed while writing it) is dropped
+    with a warning; any other bad line is a `TrainingError` naming the file and line."""
+    lines = list(_numbered_lines(path))
+    rows = []
+    for number, line in lines:
+        try:
+            rows.append(_metrics_row(line))
+        except JSONReadError as exc:
+            if number == lines[-1][0]:
+                warnings.warn(
+                    f"{path}:{number}: dropped a torn last line ({exc}), left by a run stopped "
+                    "while writing it",
+                    stacklevel=2,
+                )
+                break
+            raise TrainingError(
+                f"{path}:{number}: {exc}; delete that line (or the file) to go on"
+            ) from None
+    return rows
+
+
+def _numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
+    try:
+        yield from numbered_lines(path)
+    except JSONReadError as exc:
+        raise TrainingError(f"{path}: {exc}") from None
+
+
+def _metrics_row(line: bytes) -> dict[str, Any]:
+    row = parse_json(line)
+    if not isinstance(row, dict) or not isinstance(row.get("step"), int):
+        raise JSONReadError(f"expected a JSON object with an integer step, got {line[:60]!r}")
+    return row
 
 
 def series(rows: Sequence[Mapping[str, Any]], key: str, x: str = "step") -> tuple[list, list]:

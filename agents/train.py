@@ -18,6 +18,7 @@ import json
 import math
 import shutil
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from rlvr.agents.errors import TrainingError
+from rlvr.agents.errors import InfraErrorRateError, TrainingError
 from rlvr.agents.evaluate import evaluate
 from rlvr.agents.hf import HFPolicy, LoraSettings, _quiet_transformers
 from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner
@@ -92,6 +93,13 @@ class TrainConfig:
     """Draw `learning_curve.png` at the end."""
     progress: bool = True
     """Show a progress bar."""
+    max_infra_error_rate: float = 0.2
+    """Stop the run (`InfraErrorRateError`, after a checkpoint) when more than this share of an
+    env's episodes over the last `infra_error_window` steps hit an infrastructure error; 1.0
+    never stops. The rate is logged every step either way (`rollout/<env id>/infra_error_rate`)."""
+    infra_error_window: int = 10
+    """Steps that rate is measured over. One step whose verifier was down (every episode failed)
+    adds 1/window to it, so with the defaults it alone cannot stop a run."""
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
     """GRPO hyperparameters (used when algo="grpo")."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
@@ -134,6 +142,13 @@ class TrainConfig:
                 f"ppo.minibatches={self.ppo.minibatches} is more than the {episodes} episodes of a "
                 "step (prompts_per_step x group_size): lower it or raise the batch"
             )
+        if not 0.0 <= self.max_infra_error_rate <= 1.0:
+            raise ValueError(
+                "max_infra_error_rate must be in [0, 1] (a share of episodes; 1.0 never stops), "
+                f"got {self.max_infra_error_rate}"
+            )
+        if self.infra_error_window < 1:
+            raise ValueError(f"infra_error_window must be >= 1 step, got {self.infra_error_window}")
         if self.threads is not None and self.threads < 1:
             raise ValueError("threads must be >= 1, or None to leave torch's default")
         if self.lora is not None and self.lora.dropout > 0:
@@ -215,6 +230,7 @@ class Trainer:
         self.sample_generator = torch.Generator(device=self.policy.device).manual_seed(config.seed)
         weights = np.array([spec.weight for spec in config.envs], dtype=float)
         self.env_weights = weights / weights.sum()
+        self.infra_errors = InfraErrorWindow(config.infra_error_window)
         self.step = 0
         self.train_seconds = 0.0
         self.evaluations: list[dict[str, float]] = []
@@ -242,6 +258,7 @@ class Trainer:
         started = time.perf_counter()
         episodes = self.collector.collect(self.draw_tasks(), self.sample_generator)
         rollout_seconds = time.perf_counter() - started
+        self.infra_errors.add(episodes)
         metrics = self.learner.update(episodes)
         self.step += 1
         elapsed = time.perf_counter() - started
@@ -275,6 +292,7 @@ class Trainer:
             )
             row[f"eval/{spec.id}/success_rate"] = report.success_rate
             row[f"eval/{spec.id}/mean_reward"] = report.mean_reward
+            row[f"eval/{spec.id}/infra_error_rate"] = report.infra_errors / len(report.episodes)
             total += weight * report.success_rate
         row["eval/success_rate"] = total
         row["time/train_seconds"] = self.train_seconds
@@ -292,9 +310,12 @@ class Trainer:
         if not self.evaluations:
             self.evaluate()
         bar = self._progress_bar() if config.progress else None
+        # A run resumed near its end has fewer steps left than a window: judge what it has.
+        window = min(config.infra_error_window, config.steps - self.step)
         try:
             while self.step < config.steps and not self._out_of_time():
                 metrics = self.train_step()
+                self._stop_on_infra_errors(window)
                 if config.eval_every and self.step % config.eval_every == 0:
                     metrics.update(self.evaluate())
                 if config.save_every and self.step % config.save_every == 0:
@@ -316,6 +337,16 @@ class Trainer:
                 title=", ".join(spec.id for spec in config.envs),
             )
         return TrainResult(self.out, self.step, self.train_seconds, self.evaluations, final)
+
+    def _stop_on_infra_errors(self, window: int) -> None:
+        """Raise `InfraErrorRateError` (after saving a checkpoint to resume from once the
+        machinery is fixed) when an env's infra-error rate over the window is above the limit."""
+        worst = self.infra_errors.worst(window)
+        if worst is None or worst.rate <= self.config.max_infra_error_rate:
+            return
+        folder = self.save_checkpoint()
+        self.metrics.close()
+        raise InfraErrorRateError(worst.explain(self.config.max_infra_error_rate, folder))
 
     def _progress_bar(self) -> Any:
         from tqdm.auto import tqdm
@@ -452,13 +483,18 @@ def prepare(
 
 
 def rollout_metrics(episodes: Sequence[Episode], specs: Sequence[EnvSpec]) -> dict[str, float]:
-    judged = [e for e in episodes if not e.infra_error] or list(episodes)
+    metrics = {"rollout/episodes": float(len(episodes))}
+    metrics["rollout/infra_error_rate"] = _rate(sum(e.infra_error for e in episodes), len(episodes))
+    for env_id, (errors, total) in infra_error_counts(episodes).items():
+        metrics[f"rollout/{env_id}/infra_error_rate"] = _rate(errors, total)
+    judged = [e for e in episodes if not e.infra_error]
+    if not judged:  # no reward was measured: reporting the failed episodes' 0 would invent one
+        return metrics
     rewards = np.array([e.reward for e in judged])
-    metrics = {
+    metrics |= {
         "rollout/reward_mean": float(rewards.mean()),
         "rollout/reward_std": float(rewards.std()),
         "rollout/success_rate": float(np.mean(rewards >= 1.0)),
-        "rollout/episodes": float(len(episodes)),
         "rollout/completion_tokens": float(np.mean([e.generated_tokens for e in judged])),
         "rollout/truncated_fraction": float(np.mean([e.completion_truncated for e in judged])),
         "rollout/turns": float(np.mean([e.record.turns for e in judged])),
@@ -469,6 +505,69 @@ def rollout_metrics(episodes: Sequence[Episode], specs: Sequence[EnvSpec]) -> di
             if mine:
                 metrics[f"rollout/{spec.id}/reward_mean"] = float(np.mean(mine))
     return metrics
+
+
+# --- infrastructure errors ------------------------------------------------------------------------
+
+
+def infra_error_counts(episodes: Sequence[Episode]) -> dict[str, tuple[int, int]]:
+    """`{env id: (episodes with an infrastructure error, episodes)}` of one step."""
+    counts: dict[str, tuple[int, int]] = {}
+    for episode in episodes:
+        errors, total = counts.get(episode.env_id, (0, 0))
+        counts[episode.env_id] = (errors + episode.infra_error, total + 1)
+    return counts
+
+
+def _rate(errors: int, total: int) -> float:
+    return errors / total if total else 0.0
+
+
+@dataclass(frozen=True)
+class InfraErrorRate:
+    """An env's infra-error rate over the last `steps` steps."""
+
+    env_id: str
+    errors: int
+    episodes: int
+    steps: int
+
+    @property
+    def rate(self) -> float:
+        return _rate(self.errors, self.episodes)
+
+    def explain(self, limit: float, checkpoint: Path) -> str:
+        return (
+            f"{self.env_id}: {self.rate:.0%} of its episodes in the last {self.steps} steps "
+            f"({self.errors} of {self.episodes}) hit an infrastructure error (our verifier, "
+            f"sandbox or database failed, not the policy), above max_infra_error_rate={limit:g}: "
+            "training on the rest would silently skew the tasks learned from. Fix the machinery "
+            f"(`rlvr sandbox doctor` checks the sandboxes; `rlvr eval {self.env_id} --agent "
+            "oracle` counts the errors), then continue from the checkpoint just saved "
+            f"({checkpoint}) with --resume; or raise --max-infra-error-rate"
+        )
+
+
+class InfraErrorWindow:
+    """Per-env infrastructure-error counts of the last `size` steps."""
+
+    def __init__(self, size: int) -> None:
+        self.steps: deque[dict[str, tuple[int, int]]] = deque(maxlen=size)
+
+    def add(self, episodes: Sequence[Episode]) -> None:
+        self.steps.append(infra_error_counts(episodes))
+
+    def worst(self, needed: int) -> InfraErrorRate | None:
+        """The env with the highest rate over the window, once it holds `needed` steps."""
+        if len(self.steps) < needed:
+            return None
+        totals: dict[str, tuple[int, int]] = {}
+        for counts in self.steps:
+            for env_id, (errors, total) in counts.items():
+                before = totals.get(env_id, (0, 0))
+                totals[env_id] = (before[0] + errors, before[1] + total)
+        rates = [InfraErrorRate(env, *counts, len(self.steps)) for env, counts in totals.items()]
+        return max(rates, key=lambda entry: entry.rate, default=None)
 
 
 def _trainable_state(policy: HFPolicy) -> dict[str, torch.Tensor]:

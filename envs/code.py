@@ -225,7 +225,7 @@ def _convert(source: ListSource, style: str) -> ListSource:
 
 def load_humaneval(path: str | os.PathLike[str], *, limit: int | None = None) -> ListSource:
     """Tasks from a HumanEval-format JSONL file (`HumanEval.jsonl`, HumanEval+ and the like)."""
-    return _convert(load_jsonl(path, fields=_FIELDS["humaneval"], limit=limit), "humaneval")
+    return load_jsonl(path, fields=_FIELDS["humaneval"], limit=limit, convert=humaneval_task)
 
 
 def load_mbpp(
@@ -237,7 +237,7 @@ def load_mbpp(
     """Tasks from an MBPP-format JSONL file. Sanitized MBPP calls the description "prompt":
     pass `fields={"prompt": "prompt"}`."""
     mapping = {**_FIELDS["mbpp"], **(fields or {})}
-    return _convert(load_jsonl(path, fields=mapping, limit=limit), "mbpp")
+    return load_jsonl(path, fields=mapping, limit=limit, convert=mbpp_task)
 
 
 def load_code_dataset(

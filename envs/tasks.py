@@ -13,11 +13,9 @@ every time it is asked for. Three kinds ship here:
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -26,6 +24,7 @@ import numpy as np
 
 from rlvr.envs import options
 from rlvr.envs.errors import DatasetError, EnvConfigError
+from rlvr.envs.jsonfiles import JSONReadError, numbered_lines, parse_json
 from rlvr.verifiers.types import Task, TaskFormatError
 
 SPLITS = ("train", "test")
@@ -124,6 +123,12 @@ def _row_to_task(
             )
     if not isinstance(values["prompt"], str):
         raise DatasetError(f"{where}: the prompt field must be text, got {values['prompt']!r:.80}")
+    task_id = values.get("id")
+    if task_id is not None and (not isinstance(task_id, (str, int)) or isinstance(task_id, bool)):
+        raise DatasetError(
+            f"{where}: the id field must be text or an integer, got {type(task_id).__name__}; "
+            "drop it to derive ids from the content"
+        )
     if answer_parser is not None:
         try:
             values["answer"] = answer_parser(values["answer"])
@@ -156,13 +161,17 @@ def load_jsonl(
     answer_parser: Callable[[Any], Any] | None = None,
     metadata: Mapping[str, Any] | None = None,
     limit: int | None = None,
+    convert: Callable[[Task], Task] | None = None,
 ) -> ListSource:
     """Load tasks from a JSON-lines file, one object per line (blank lines are ignored); a
     `.gz` file is read through gzip (HumanEval ships as `HumanEval.jsonl.gz`).
 
     `fields` maps our names to yours, e.g. `{"prompt": "question", "answer": "solution"}`;
     `answer_parser` turns the raw answer field into the gold (e.g. GSM8K's `#### 42`). Other plain
-    columns go into each task's metadata. Any bad line raises `DatasetError` naming the line.
+    columns go into each task's metadata. `convert` turns each task into the env's own kind (a
+    `DatasetError` it raises is reported with the line). Any bad line (not UTF-8, not JSON,
+    nested too deeply, a missing or mistyped field) raises `DatasetError` naming the file, the
+    line and what is wrong.
     """
     _check_limit(limit)
     file = Path(path)
@@ -170,46 +179,37 @@ def load_jsonl(
         raise DatasetError(f"{file}: no such file; pass the path of a .jsonl file")
     meta = {"source": str(file), **(metadata or {})}
     tasks = []
-    try:
-        with open_text(file) as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                where = f"{file}:{number}"
-                row = _json_line(line, where)
-                tasks.append(
-                    _row_to_task(
-                        row, fields=fields or {}, answer_parser=answer_parser, metadata=meta,
-                        where=where,
-                    )
-                )  # fmt: skip
-                if limit is not None and len(tasks) >= limit:
-                    break
-    except (OSError, EOFError, UnicodeDecodeError) as exc:  # a bad .gz, a non-UTF-8 file
-        raise DatasetError(f"{file}: cannot be read as UTF-8 JSON lines ({exc})") from None
+    for where, row in json_lines(file):
+        task = _row_to_task(
+            row, fields=fields or {}, answer_parser=answer_parser, metadata=meta, where=where
+        )
+        if convert is not None:
+            try:
+                task = convert(task)
+            except DatasetError as exc:
+                raise DatasetError(f"{where}: {exc}") from None
+        tasks.append(task)
+        if limit is not None and len(tasks) >= limit:
+            break
     return ListSource(tasks, name=str(file))
 
 
-def _json_line(line: str, where: str) -> Any:
+def json_lines(file: Path) -> Iterator[tuple[str, Any]]:
+    """`(file:line, value)` of each non-blank line; a line that is not JSON is a `DatasetError`."""
     try:
-        return json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(
-            f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be one "
-            "JSON object"
-        ) from None
+        for number, line in numbered_lines(file):
+            where = f"{file}:{number}"
+            try:
+                yield where, parse_json(line)
+            except JSONReadError as exc:
+                raise DatasetError(f"{where}: {exc}") from None
+    except JSONReadError as exc:
+        raise DatasetError(f"{file}: {exc}") from None
 
 
 def is_jsonl(path: str | os.PathLike[str]) -> bool:
     """Whether `path` names a JSON-lines file, plain or gzipped (`.jsonl`, `.jsonl.gz`)."""
     return Path(path).name.lower().endswith((".jsonl", ".jsonl.gz"))
-
-
-def open_text(file: Path) -> Any:
-    """A text handle on a plain or `.gz` file (utf-8-sig: a leading BOM is no error)."""
-    if file.suffix.lower() == ".gz":
-        return gzip.open(file, "rt", encoding="utf-8-sig")
-    return file.open(encoding="utf-8-sig")
 
 
 def load_hf_dataset(

@@ -12,6 +12,7 @@ from rlvr.leaderboards.compare import check_comparable, differences, rank, stale
 from rlvr.leaderboards.errors import (
     LeaderboardError,
     NotComparableError,
+    ResultFileError,
     ReverifyError,
     StoreError,
     SuiteError,
@@ -26,6 +27,7 @@ __all__ = [
     "EnvResult",
     "LeaderboardError",
     "NotComparableError",
+    "ResultFileError",
     "ResultStore",
     "ReverifyError",
     "StoreError",

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 
@@ -46,7 +51,7 @@ def add_commands(subparsers: Any) -> None:
     suites.set_defaults(func=list_suites)
 
     board = subparsers.add_parser("leaderboard", help="rank stored results")
-    views = board.add_subparsers(dest="board_command", metavar="{show,html,list,delete}")
+    views = board.add_subparsers(dest="board_command", metavar="{show,html,list,delete,import}")
     show = views.add_parser("show", parents=[db], help="print a ranked table per suite")
     _selection_arguments(show)
     show.set_defaults(func=show_board)
@@ -62,6 +67,13 @@ def add_commands(subparsers: Any) -> None:
     delete.add_argument("ids", nargs="+", type=int, help="result ids (see rlvr leaderboard list)")
     delete.add_argument("--yes", action="store_true", help="delete without asking")
     delete.set_defaults(func=delete_results)
+    imports = views.add_parser(
+        "import",
+        parents=[db],
+        help="add results that rlvr bench saved in a file because the store could not take them",
+    )
+    imports.add_argument("files", nargs="+", help="the .json files rlvr bench named")
+    imports.set_defaults(func=import_results)
     board.set_defaults(func=lambda args: board.print_help() or 2)
 
 
@@ -90,10 +102,67 @@ def _agent_help() -> str:
     return "agent spec: " + ", ".join(AGENT_SPECS)
 
 
+SAVED_ASIDE = 3
+"""Exit status of `rlvr bench` when the run finished but the store could not take the result,
+which was saved in a file beside it instead (`rlvr leaderboard import FILE` adds it)."""
+
+
+def _db_path(args: argparse.Namespace) -> Path:
+    from rlvr.leaderboards.store import default_db_path
+
+    return Path(args.db) if args.db else default_db_path()
+
+
 def _store(args: argparse.Namespace, *, readonly: bool = False) -> Any:
     from rlvr.leaderboards.store import ResultStore
 
-    return ResultStore(args.db, readonly=readonly)
+    return ResultStore(_db_path(args), readonly=readonly)
+
+
+def _store_result(args: argparse.Namespace, result: Any, *, supersedes: int | None = None) -> Any:
+    """Add a finished result to the store; if the store cannot take it (locked past its wait,
+    read-only, full), save it in a file beside the store instead and say how to import it.
+    Returns that file's path, or None when the result is in the store."""
+    import shlex
+    import sqlite3
+
+    from rlvr.leaderboards.errors import LeaderboardError, StoreError
+    from rlvr.leaderboards.unsaved import save_unsaved
+
+    with _ctrl_c_deferred():
+        try:
+            with _store(args) as store:
+                store.add(result, supersedes=supersedes)
+            return None
+        except (LeaderboardError, sqlite3.Error, OSError) as exc:
+            try:
+                path = save_unsaved(result, _db_path(args), supersedes=supersedes)
+            except StoreError as again:
+                raise StoreError(f"{exc}; {again}: the result is lost") from None
+            command = f"rlvr leaderboard import {shlex.quote(str(path))}"
+            _say(
+                f"error: {exc}\nthe finished result is saved in {path}; add it to the store "
+                f"with\n  {command} --db {shlex.quote(str(_db_path(args)))}"
+            )
+            return path
+
+
+@contextmanager
+def _ctrl_c_deferred() -> Iterator[None]:
+    """Hold Ctrl-C back until the block ends. SQLite's wait for a locked store cannot be
+    interrupted: a Ctrl-C pressed during it would land right after, in the middle of saving
+    the result aside, and lose it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+    pressed: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: pressed.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        raise KeyboardInterrupt
 
 
 def _fail(message: str) -> int:
@@ -138,10 +207,11 @@ def run_bench(args: argparse.Namespace) -> int:
             batch_size=args.batch_size,
             progress=not args.no_progress,
         )
-        with _store(args) as store:
-            store.add(result)
-            print(result_summary(result))
-            print(f"stored in {store.path}")
+        saved_in = _store_result(args, result)
+        print(result_summary(result))
+        if saved_in is not None:
+            return SAVED_ASIDE
+        print(f"stored in {_db_path(args)}")
     except (LeaderboardError, ValueError) as exc:
         return _fail(str(exc))
     return 0
@@ -162,20 +232,22 @@ def run_reverify(args: argparse.Namespace) -> int:
             olds = [store.get(result_id) for result_id in ids]
         if not ids:
             return _fail("name result ids to re-judge, or pass --stale")
+        status = 0
         for old in olds:
             new = reverify(
                 old, parallel=args.parallel, workers=args.workers, progress=not args.no_progress
             )
-            with _store(args) as store:
-                store.add(new, supersedes=old.id)
+            saved_in = _store_result(args, new, supersedes=old.id)
             changes = ", ".join(
                 f"{printable(env.label)} {fmt_score(before.score)} -> {fmt_score(env.score)}"
                 for env, before in zip(new.envs, old.envs)
             )
-            print(f"#{old.id} {printable(old.name)!r} re-judged as #{new.id}: {changes}")
+            as_what = f"#{new.id}" if saved_in is None else f"{saved_in} (not in the store yet)"
+            print(f"#{old.id} {printable(old.name)!r} re-judged as {as_what}: {changes}")
+            status = status if saved_in is None else SAVED_ASIDE
     except (LeaderboardError, ValueError) as exc:
         return _fail(str(exc))
-    return 0
+    return status
 
 
 def _stale_ids(store: Any) -> list[int]:
@@ -301,4 +373,24 @@ def delete_results(args: argparse.Namespace) -> int:
     except LeaderboardError as exc:
         return _fail(str(exc))
     print(f"deleted {len(args.ids)} result(s)")
+    return 0
+
+
+def import_results(args: argparse.Namespace) -> int:
+    from rlvr.leaderboards.errors import LeaderboardError
+    from rlvr.leaderboards.unsaved import read_unsaved
+    from rlvr.leaderboards.views import printable
+
+    try:
+        for file in args.files:
+            result, supersedes = read_unsaved(file)
+            with _store(args) as store:
+                result_id, added = store.add_once(result, supersedes=supersedes)
+                what = f"{store.describe(result_id)} in {store.path}"
+            if added:
+                print(printable(f"imported {file} as {what}; the file may be deleted now"))
+            else:
+                print(printable(f"{file}: already stored as {what}; nothing to do"))
+    except LeaderboardError as exc:
+        return _fail(str(exc))
     return 0

@@ -15,6 +15,10 @@ class StoreError(LeaderboardError):
     """The result store cannot be opened or does not hold what was asked for."""
 
 
+class ResultFileError(LeaderboardError, ValueError):
+    """A file given to `rlvr leaderboard import` is not a saved result, or is damaged."""
+
+
 class NotComparableError(LeaderboardError):
     """Results that cannot be ranked together; the message lists every difference."""
 

@@ -125,6 +125,23 @@ class BenchResult:
         )
 
 
+def traces_mismatch(result: BenchResult) -> str | None:
+    """What keeps `result.traces` from being the complete, unchanged episodes the result was
+    scored on (None: nothing)."""
+    for env, scored in zip(result.suite.envs, result.envs):
+        records = result.traces.get(env.label, [])
+        expected = {(e, s) for e in range(env.episodes) for s in range(result.suite.samples)}
+        found = {(r.episode, r.sample) for r in records}
+        if found != expected or len(records) != len(expected):
+            return (
+                f"{env.label} has {len(records)} stored episodes, not the {len(expected)} it was "
+                "scored on"
+            )
+        if scored.traces_digest and traces_digest(records) != scored.traces_digest:
+            return f"the stored traces of {env.label} differ from those the result was scored on"
+    return None
+
+
 # --- scoring --------------------------------------------------------------------------------------
 
 

@@ -34,8 +34,8 @@ import gymnasium as gym
 from rlvr.agents.evaluate import EpisodeRecord, EvalReport, evaluate, task_fingerprint
 from rlvr.agents.policy import Policy, SamplingParams
 from rlvr.leaderboards.errors import LeaderboardError, ReverifyError
-from rlvr.leaderboards.provenance import code_info, probe_env, prompt_messages, traces_digest
-from rlvr.leaderboards.results import BenchResult, EnvRun, score_runs
+from rlvr.leaderboards.provenance import code_info, probe_env, prompt_messages
+from rlvr.leaderboards.results import BenchResult, EnvRun, score_runs, traces_mismatch
 from rlvr.leaderboards.suites import Suite, SuiteEnv
 
 SHARD_EPISODES = 50
@@ -197,22 +197,13 @@ def reverify(
 
 def _check_traces(result: BenchResult) -> None:
     """Refuse traces that are not the complete, unchanged episodes the result was scored on."""
-    for env, scored in zip(result.suite.envs, result.envs):
-        records = result.traces.get(env.label, [])
-        expected = {(e, s) for e in range(env.episodes) for s in range(result.suite.samples)}
-        found = {(r.episode, r.sample) for r in records}
-        if found != expected or len(records) != len(expected):
-            raise ReverifyError(
-                f"result {result.id}: {env.label} has {len(records)} stored episodes, not the "
-                f"{len(expected)} it was scored on (traces missing or duplicated in the store): "
-                "re-judging would score other episodes. Run the benchmark again instead"
-            )
-        if scored.traces_digest and traces_digest(records) != scored.traces_digest:
-            raise ReverifyError(
-                f"result {result.id}: the stored traces of {env.label} differ from those the "
-                "result was scored on (edited or damaged in the store since): re-judging would "
-                "score other replies. Run the benchmark again instead"
-            )
+    problem = traces_mismatch(result)
+    if problem is not None:
+        raise ReverifyError(
+            f"result {result.id}: {problem} (missing, duplicated, edited or damaged in the store "
+            "since): re-judging would score other episodes or replies. Run the benchmark again "
+            "instead"
+        )
 
 
 def _check_judged(result: BenchResult, runs: Sequence[EnvRun]) -> None:

@@ -270,38 +270,56 @@ class ResultStore:
         """
         record = result.to_record()
         with self._write() as db:
-            cursor = db.execute(
-                "INSERT INTO results (name, suite, suite_fingerprint, agent, score, ci_low, "
-                "ci_high, created_at, reverified_from, record) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (
-                    result.name,
-                    result.suite.name,
-                    record["suite_fingerprint"],
-                    result.agent.get("spec"),
-                    result.score,
-                    result.ci_low,
-                    result.ci_high,
-                    result.code.get("created_at", ""),
-                    result.reverified_from,
-                    json.dumps(record),
-                ),
+            result.id = self._insert(db, result, record, supersedes)
+        return result.id
+
+    def add_once(self, result: BenchResult, *, supersedes: int | None = None) -> tuple[int, bool]:
+        """Like `add`, unless an identical result (the same record) is stored already: then
+        nothing changes. Returns the id and whether it was added (importing twice is harmless)."""
+        record = result.to_record()
+        with self._write() as db:
+            same = db.execute(
+                "SELECT id FROM results WHERE suite = ? AND record = ? ORDER BY id LIMIT 1",
+                (result.suite.name, json.dumps(record)),
+            ).fetchone()
+            added = same is None
+            result.id = self._insert(db, result, record, supersedes) if added else int(same[0])
+        return result.id, added
+
+    def _insert(
+        self,
+        db: sqlite3.Connection,
+        result: BenchResult,
+        record: dict[str, Any],
+        supersedes: int | None,
+    ) -> int:
+        cursor = db.execute(
+            "INSERT INTO results (name, suite, suite_fingerprint, agent, score, ci_low, "
+            "ci_high, created_at, reverified_from, record) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                result.name,
+                result.suite.name,
+                record["suite_fingerprint"],
+                result.agent.get("spec"),
+                result.score,
+                result.ci_low,
+                result.ci_high,
+                result.code.get("created_at", ""),
+                result.reverified_from,
+                json.dumps(record),
+            ),
+        )
+        result_id = int(cursor.lastrowid or 0)
+        db.executemany(
+            "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (_trace_row(result_id, label, r) for label, rs in result.traces.items() for r in rs),
+        )
+        if supersedes is not None:
+            updated = db.execute(
+                "UPDATE results SET superseded_by = ? WHERE id = ?", (result_id, supersedes)
             )
-            result_id = int(cursor.lastrowid or 0)
-            db.executemany(
-                "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (
-                    _trace_row(result_id, label, r)
-                    for label, rs in result.traces.items()
-                    for r in rs
-                ),
-            )
-            if supersedes is not None:
-                updated = db.execute(
-                    "UPDATE results SET superseded_by = ? WHERE id = ?", (result_id, supersedes)
-                )
-                if updated.rowcount != 1:
-                    raise StoreError(f"no result {supersedes} to supersede")
-        result.id = result_id
+            if updated.rowcount != 1:
+                raise StoreError(f"no result {supersedes} to supersede")
         return result_id
 
     def delete(self, result_id: int) -> None:
@@ -412,10 +430,15 @@ def _from_row(row: Sequence[Any]) -> BenchResult:
 
 def _record(text: str) -> EpisodeRecord:
     try:
-        data = json.loads(text)
-        return EpisodeRecord(**{key: data[key] for key in _RECORD_FIELDS if key in data})
+        return episode_from_dict(json.loads(text))
     except (ValueError, TypeError) as exc:
         raise StoreError(f"a stored episode is damaged ({type(exc).__name__}: {exc})") from None
+
+
+def episode_from_dict(data: dict[str, Any]) -> EpisodeRecord:
+    """An episode from `EpisodeRecord.to_dict()` output (derived keys such as `total_reward` are
+    ignored); `TypeError` when a field is missing."""
+    return EpisodeRecord(**{key: data[key] for key in _RECORD_FIELDS if key in data})
 
 
 def _trace_row(result_id: int, label: str, record: EpisodeRecord) -> tuple[Any, ...]:

@@ -107,8 +107,9 @@ def terminal_table(ranked: Sequence[BenchResult]) -> str:
 
 def result_summary(result: BenchResult) -> str:
     """A few lines about one result (printed after `rlvr bench`)."""
+    number = f"#{result.id}" if result.id is not None else "(not in the store)"
     lines = [
-        f"result #{result.id} {printable(result.name)!r} on suite {printable(result.suite.name)}: "
+        f"result {number} {printable(result.name)!r} on suite {printable(result.suite.name)}: "
         f"score "
         f"{fmt_score(result.score)} {fmt_interval(result.ci_low, result.ci_high)}"
     ]

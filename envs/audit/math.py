@@ -12,7 +12,6 @@ question's own arithmetic left unevaluated (GSM8K's `<<16-3-4=9>>` annotations, 
 
 from __future__ import annotations
 
-import json
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any
 
 from rlvr.envs.audit.report import Probe
 from rlvr.envs.errors import DatasetError
-from rlvr.envs.tasks import open_text
+from rlvr.envs.tasks import json_lines
 from rlvr.verifiers.math.literals import format_fraction, read_literal
 from rlvr.verifiers.math.verifier import gold_text
 from rlvr.verifiers.types import Task
@@ -73,13 +72,7 @@ class MathAudit:
 def _read_rows(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise DatasetError(f"{path}: no such file; pass a .jsonl file or 'procedural'")
-    rows = []
-    with open_text(path) as handle:
-        for line in handle:
-            if line.strip():
-                row = json.loads(line)
-                rows.append(row if isinstance(row, dict) else {})
-    return rows
+    return [row if isinstance(row, dict) else {} for _, row in json_lines(path)]
 
 
 def _boxed(text: str) -> str:

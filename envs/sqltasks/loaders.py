@@ -8,14 +8,14 @@ the gold query; `metadata["db_id"]` names the database.
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from rlvr.envs.errors import DatasetError
+from rlvr.envs.jsonfiles import JSONReadError, read_json_file
 from rlvr.envs.sqltasks.generate import SQLTasks
 from rlvr.envs.tasks import ListSource, load_jsonl
 from rlvr.verifiers.sql.catalog import FolderCatalog, lookup
@@ -68,17 +68,28 @@ def load_sql_jsonl(
     names = {"question": "question", "query": "query", "db_id": "db_id", **(fields or {})}
     plain = load_jsonl(path, fields={"prompt": names["question"], "answer": names["query"],
                                      **({"id": names["id"]} if "id" in names else {})},
-                       limit=limit)  # fmt: skip
+                       limit=limit, convert=_text_fields_check(names))  # fmt: skip
     rows = []
     for task in plain.tasks:
-        if names["db_id"] not in task.metadata:
-            raise DatasetError(
-                f"{path}: task {task.id}: no field {names['db_id']!r} naming its database"
-            )
         rows.append({**task.metadata, "question": task.prompt, "query": task.answer, "id": task.id})
     mapped = {"question": "question", "query": "query", "db_id": names["db_id"]}
     return _build(rows, databases, mapped, sample_rows, None, source=str(path),
                   hint_field=names.get("hint"))  # fmt: skip
+
+
+def _text_fields_check(names: Mapping[str, str]) -> Callable[[Task], Task]:
+    """A `load_jsonl` convert step refusing a row whose question, query or database id is not
+    non-empty text (reported with its line)."""
+
+    def check(task: Task) -> Task:
+        values = {"question": task.prompt, "query": task.answer,
+                  "db_id": task.metadata.get(names["db_id"])}  # fmt: skip
+        for ours, value in values.items():
+            if not isinstance(value, str) or not value.strip():
+                raise DatasetError(f"field {names[ours]!r} ({ours}) must be non-empty text")
+        return task
+
+    return check
 
 
 def _read_json_list(path: PathLike) -> list[Any]:
@@ -88,9 +99,9 @@ def _read_json_list(path: PathLike) -> list[Any]:
             f"{file}: no such file; pass the dataset's questions file (e.g. dev.json)"
         )
     try:
-        rows = json.loads(file.read_text(encoding="utf-8-sig"))  # a leading BOM is no error
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{file}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+        rows = read_json_file(file)
+    except JSONReadError as exc:
+        raise DatasetError(f"{file}: {exc}") from None
     if not isinstance(rows, list):
         raise DatasetError(f"{file}: expected a JSON list of questions, got {type(rows).__name__}")
     return rows

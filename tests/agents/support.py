@@ -8,6 +8,8 @@
   `test/RetryDigits-v0` the same graded by digits.
 - `test/Flaky-v0`: addition whose verifier fails (an infrastructure error) on odd answers.
 - `test/NoSplit-v0`: addition that takes no `split` (no held-out tasks of its own).
+- `test/HalfBroken-v0`: 40 fixed additions (`register_task_env`, no split) graded by digits,
+  whose verifier returns `Verdict.error` on every task with an odd answer (half of them).
 
 `gpt2_policy()` is a second, unlike architecture: a tiny random GPT-2 (learned positions,
 dropout 0.1, sampled through the model's own forward) with the real GPT-2 BPE vocabulary (from
@@ -22,7 +24,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from rlvr.envs import Outcome, Problem, ProceduralSource, VerifiableEnv
+from rlvr.envs import Outcome, Problem, ProceduralSource, VerifiableEnv, register_task_env
 from rlvr.verifiers import Verdict
 
 _BOXED = re.compile(r"\\boxed\{(-?\d+)\}")
@@ -89,10 +91,27 @@ ENVS = {
 }
 
 
+HALF_BROKEN = "test/HalfBroken-v0"
+
+
+def fixed_additions() -> list[dict[str, Any]]:
+    return [
+        {"prompt": f"What is {a} + {b}?", "answer": a + b} for a in range(10, 30) for b in (7, 8)
+    ]
+
+
+def half_broken(reply: str, task) -> Verdict:
+    if task.answer % 2:
+        return Verdict.error("grading service unreachable")
+    return digits(reply, task)
+
+
 def register() -> None:
     for env_id, (entry, kwargs) in ENVS.items():
         if env_id not in gym.registry:
             gym.register(env_id, entry_point=entry, kwargs=kwargs)
+    if HALF_BROKEN not in gym.registry:
+        register_task_env(HALF_BROKEN, fixed_additions(), half_broken)
 
 
 def tiny_model(folder: Path) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import gymnasium as gym
 import pytest
@@ -11,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from rlvr.agents import SamplingParams  # noqa: E402
-from rlvr.agents.errors import TrainingError  # noqa: E402
+from rlvr.agents.errors import InfraErrorRateError, TrainingError  # noqa: E402
 from rlvr.agents.hf import HFPolicy, LoraSettings  # noqa: E402
 from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner  # noqa: E402
 from rlvr.agents.learners.ppo import PPOConfig  # noqa: E402
@@ -19,6 +20,9 @@ from rlvr.agents.metrics import read_metrics  # noqa: E402
 from rlvr.agents.rollouts import EnvSpec, RolloutCollector, check_env_specs  # noqa: E402
 from rlvr.agents.train import TrainConfig, Trainer, train  # noqa: E402
 from rlvr.cli import main  # noqa: E402
+from rlvr.envs import register_task_env  # noqa: E402
+from rlvr.verifiers import Verdict  # noqa: E402
+from tests.agents.support import HALF_BROKEN, digits, fixed_additions  # noqa: E402
 
 TIMING_KEYS = ("time/", "charts/tokens_per_second")
 
@@ -211,6 +215,62 @@ def test_a_run_that_dies_while_saving_resumes_from_its_last_complete_checkpoint(
     ]
 
 
+def test_resume_drops_a_torn_last_metrics_line_with_a_warning(tiny_path, tmp_path):
+    """A run killed while appending a row leaves half a line; the checkpoints are fine, so
+    resuming must not stop on a bare JSON error."""
+    train(config(tiny_path, tmp_path, steps=2))
+    metrics = tmp_path / "metrics.jsonl"
+    whole = len(metrics.read_text().splitlines())
+    with metrics.open("a") as handle:
+        handle.write('{"step": 3, "rollout/reward_mean": 0.2')
+    with pytest.warns(UserWarning, match=f"metrics.jsonl:{whole + 1}: dropped a torn last line"):
+        result = train(config(tiny_path, tmp_path, steps=3), resume=True)
+    assert result.steps == 3
+    assert [row["step"] for row in training_rows(metrics)] == [1, 2, 3]
+
+
+def test_a_bad_metrics_line_before_the_last_names_file_and_line(tiny_path, tmp_path, capsys):
+    train(config(tiny_path, tmp_path, steps=1))
+    metrics = tmp_path / "metrics.jsonl"
+    lines = metrics.read_text().splitlines(keepends=True)
+    metrics.write_text("".join([lines[0], "{not json\n", *lines[1:]]))
+    code = train_command(
+        "--env", "test/Digits-v0", "--model", str(tiny_path), "--out", str(tmp_path), "--resume"
+    )
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert f"error: {metrics}:2: invalid JSON" in err and "delete that line" in err
+
+
+def test_truncating_metrics_is_atomic_when_killed_mid_write(tmp_path):
+    """Resuming rewrites metrics.jsonl without the repeated steps; a process killed while doing
+    so (here by the file size limit, SIGXFSZ) must leave the old file whole, not cut short."""
+    import signal
+    import subprocess
+    import sys
+
+    from rlvr.agents.metrics import MetricsLog
+
+    path = tmp_path / "metrics.jsonl"
+    log = MetricsLog(path)
+    for step in range(1, 51):
+        log.log(step, {"rollout/reward_mean": step / 100, "notes/padding": "x" * 150})
+    before = path.read_bytes()
+    killed = (
+        "import resource, signal, sys\n"
+        "from rlvr.agents.metrics import MetricsLog\n"
+        "log = MetricsLog(sys.argv[1])\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it by default\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+        "log.truncate_after(40)  # about 8 kB to write\n"
+    )
+    done = subprocess.run([sys.executable, "-c", killed, str(path)], capture_output=True)
+    assert done.returncode == -signal.SIGXFSZ, done.stderr.decode()
+    assert path.read_bytes() == before
+    MetricsLog(path).truncate_after(40)
+    assert [row["step"] for row in read_metrics(path)] == list(range(1, 41))
+
+
 def test_resuming_with_another_learner_or_model_is_refused(tiny_path, tmp_path):
     train(config(tiny_path, tmp_path, steps=1))
     with pytest.raises(TrainingError, match="another algo 'grpo' \\(now 'ppo'\\)"):
@@ -262,6 +322,85 @@ def test_an_infra_error_sample_is_left_out_of_its_groups_baseline(tiny_path):
         assert all(torch.equal(first, other) for other in others)
 
 
+def test_a_run_whose_verifier_keeps_failing_stops_naming_env_rate_and_fix(tiny_path, tmp_path):
+    """Half of test/HalfBroken-v0's tasks cannot be graded. Dropping them silently would train
+    on the other half only: the run stops, saying which env, how bad, the limit and the fix,
+    and leaves a checkpoint to resume from once the machinery works."""
+    envs = [EnvSpec("test/Digits-v0"), EnvSpec(HALF_BROKEN, heldout_kwargs={})]
+    run = config(tiny_path, tmp_path, envs=envs, steps=6, infra_error_window=2)
+    with pytest.raises(InfraErrorRateError) as stopped:
+        train(run)
+    message = str(stopped.value)
+    errors, episodes = map(int, re.search(r"\((\d+) of (\d+)\)", message).groups())
+    assert message.startswith(f"{HALF_BROKEN}: {errors / episodes:.0%} of its episodes in the ")
+    assert errors / episodes > 0.2 and "last 2 steps" in message
+    assert "above max_infra_error_rate=0.2" in message and "rlvr sandbox doctor" in message
+    step = int(re.search(r"checkpoints/step-(\d+)\) with --resume", message).group(1))
+    assert 2 <= step < 6 and (tmp_path / "checkpoints" / f"step-{step}" / "trainer.pt").is_file()
+    rows = [row for row in read_metrics(tmp_path / "metrics.jsonl") if "rollout/episodes" in row]
+    assert [row["step"] for row in rows] == list(range(1, step + 1))  # it stopped there
+    logged = [row.get(f"rollout/{HALF_BROKEN}/infra_error_rate") for row in rows]
+    assert all(rate is not None for rate in logged) and max(logged) > 0
+    assert all(row.get("rollout/test/Digits-v0/infra_error_rate", 0.0) == 0.0 for row in rows)
+
+
+def outage(down: range):
+    """A verify function grading by digits that fails (a grading service down) for the calls in
+    `down`. A closure: gym.make deep-copies env kwargs, but functions are shared, so every env
+    counts the same calls."""
+    calls = 0
+
+    def verify(reply, task):
+        nonlocal calls
+        calls += 1
+        if calls - 1 in down:
+            return Verdict.error("grading service unreachable")
+        return digits(reply, task)
+
+    return verify
+
+
+@pytest.mark.parametrize(("outage_steps", "stops_at"), [(1, None), (2, 4)])
+def test_a_single_step_of_outage_does_not_stop_a_run(tiny_path, tmp_path, outage_steps, stops_at):
+    # 4 held-out episodes are graded first, then 12 episodes per step (3 prompts x 4).
+    step_two = 4 + 12
+    verify = outage(range(step_two, step_two + 12 * outage_steps))
+    env_id = f"test/Outage{outage_steps}-v0"
+    register_task_env(env_id, fixed_additions(), verify, override=True)
+    run = config(
+        tiny_path,
+        tmp_path,
+        envs=[EnvSpec(env_id, heldout_kwargs={})],
+        steps=5,
+        infra_error_window=4,
+        max_infra_error_rate=0.3,
+    )
+    if stops_at is None:  # one failed step of four is 25% of the window
+        assert train(run).steps == 5
+    else:  # two of four are 50%
+        with pytest.raises(InfraErrorRateError, match="50% of its episodes in the last 4 steps"):
+            train(run)
+    rows = [row for row in read_metrics(tmp_path / "metrics.jsonl") if "rollout/episodes" in row]
+    failed = [1.0] * outage_steps
+    expected = [0.0, *failed, *[0.0] * (len(rows) - 1 - outage_steps)]
+    assert [row[f"rollout/{env_id}/infra_error_rate"] for row in rows] == expected
+    assert len(rows) == (stops_at or 5)
+    assert all("rollout/reward_mean" not in row for row in rows[1 : 1 + outage_steps])
+    if stops_at is not None:  # the service is back: resuming starts a fresh window and finishes
+        assert train(run, resume=True).steps == 5
+
+
+def test_rlvr_train_stops_on_infra_errors_in_one_line(tiny_path, tmp_path, capsys):
+    code = train_command(
+        "--env", HALF_BROKEN, "--heldout-kwargs", "{}", "--model", str(tiny_path), "--out",
+        str(tmp_path), "--prompts", "4", "--max-infra-error-rate", "0.1",
+        "--infra-error-window", "1",
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"error: {HALF_BROKEN}: ") and "raise --max-infra-error-rate" in err
+
+
 def test_gradient_accumulation_matches_one_big_batch(tiny_path):
     updated = []
     for micro in (None, 3):
@@ -311,7 +450,7 @@ def test_envs_are_mixed_by_weight(tiny_path, tmp_path):
     drawn = [env for _ in range(200) for env, _ in trainer.draw_tasks()]
     assert 0.70 < drawn.count(0) / len(drawn) < 0.80
     metrics = trainer.train_step()
-    assert any(key.startswith("rollout/test/") for key in metrics)
+    assert any(key.startswith("rollout/test/") and key.endswith("/reward_mean") for key in metrics)
     evaluation = trainer.evaluate()
     assert set(evaluation) >= {
         "eval/test/Digits-v0/success_rate",
@@ -360,6 +499,9 @@ def test_held_out_split_is_used_for_evaluation():
         ({"dtype": "float16"}, "use 'bfloat16' or 'float32', or LoRA"),
         ({"algo": "ppo", "ppo": PPOConfig(minibatches=13)}, "lower it or raise the batch"),
         ({"lora": LoraSettings(dropout=0.1)}, "set LoraSettings\\(dropout=0.0\\)"),
+        ({"max_infra_error_rate": 1.5}, "max_infra_error_rate must be in \\[0, 1\\]"),
+        ({"max_infra_error_rate": -0.1}, "1.0 never stops"),
+        ({"infra_error_window": 0}, "infra_error_window must be >= 1"),
     ],
 )
 def test_train_config_errors_name_the_fix(tiny_path, tmp_path, overrides, fix):

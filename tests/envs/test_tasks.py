@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -144,6 +145,43 @@ def test_bad_jsonl_names_the_line_and_the_fix(tmp_path, lines, message):
     file.write_text("\n".join(lines))
     with pytest.raises(DatasetError, match=message):
         load_jsonl(file)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (b'{"prompt": "p", "answer": ' + b"[" * 5000 + b"]" * 5000 + b"}", "JSON nested more"),
+        (b'{"prompt": "p", "answer": ' + b"[" * 100 + b"]" * 100 + b"}", "JSON nested more"),
+        (b'{"prompt": "caf\xe9", "answer": 1}', r"not UTF-8 text \(byte 0xe9 at column 16\)"),
+        (b'{"prompt": "p", "answer": ' + b"9" * 5000 + b"}", "invalid JSON .*digits"),
+        (b'{"prompt": "p", "answer": 1, "id": [1, 2]}', "the id field must be text or an integer"),
+    ],
+    ids=["deep", "just-too-deep", "latin-1", "huge-number", "list-id"],
+)
+def test_every_malformed_row_names_its_file_and_line(tmp_path, line, message):
+    """Rows that made json.loads or the file iterator raise RecursionError, UnicodeDecodeError or
+    a bare ValueError (or were silently accepted) are a DatasetError naming file and line."""
+    file = tmp_path / "t.jsonl"
+    file.write_bytes(b'{"prompt": "ok", "answer": 1}\n\n' + line + b"\n")
+    with pytest.raises(DatasetError, match=f"^{re.escape(str(file))}:3: {message}"):
+        load_jsonl(file)
+    file.write_bytes(b'{"prompt": "p", "answer": ' + b"[" * 99 + b"]" * 99 + b"}")  # 100 levels
+    assert load_jsonl(file)[0].answer
+
+
+def test_the_family_loaders_share_the_row_errors(tmp_path):
+    from rlvr.envs.code import load_humaneval
+    from rlvr.envs.math import load_gsm8k
+
+    file = tmp_path / "t.jsonl"
+    file.write_bytes(b'{"question": "\xff", "answer": "#### 1"}\n')
+    with pytest.raises(DatasetError, match=f"^{re.escape(str(file))}:1: not UTF-8"):
+        load_gsm8k(file)
+    row = {"task_id": "X/0", "prompt": "def f():\n", "test": "", "entry_point": "f"}
+    write_jsonl(file, [{**row, "test": "assert f() == 1", "canonical_solution": " return 1"}, row])
+    where = re.escape(str(file))
+    with pytest.raises(DatasetError, match=f"^{where}:2: X/0: "):  # a bad task names its line
+        load_humaneval(file)
 
 
 def test_missing_file_and_failing_parser(tmp_path):

@@ -140,6 +140,34 @@ def write_toy_suite(folder: Path, text: str = TOY_SUITE) -> Path:
     return path
 
 
+@contextmanager
+def write_lock_held(db: Path) -> Iterator[None]:
+    """Another process holding `db`'s write lock (a long write in progress) for the block."""
+    import sys
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOCK, str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        yield
+    finally:
+        holder.communicate("release\n", timeout=30)
+
+
+_HOLD_LOCK = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+sys.stdin.readline()
+db.execute("ROLLBACK")
+"""
+
+
 # --- an OpenAI-compatible server on loopback that breaks mid-run ---------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from tests.leaderboards.leaderboard_support import (
     TOY_SUITE,
     FlakyChatServer,
     fixed_yes_verifier,
+    write_lock_held,
     write_toy_suite,
 )
 
@@ -268,6 +270,172 @@ def test_a_locked_store_waits_once_then_names_the_fix(tmp_path: Path, monkeypatc
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+def test_a_result_the_locked_store_cannot_take_is_saved_aside_then_imported(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """The store stays locked by another process past its wait when the run ends: the finished
+    result goes to a file beside the store, the exit status and message say so and give the
+    command that imports it; importing twice adds it once."""
+    import shlex
+
+    from rlvr.leaderboards import runner, store
+
+    db = tmp_path / "board.sqlite"
+    assert bench(db, write_toy_suite(tmp_path), "oracle") == 0  # #1, a store in use
+    monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 300)
+    finished = []
+
+    def run_then_lock(*args, **kwargs):
+        finished.append(real_run(*args, **kwargs))
+        stack.enter_context(write_lock_held(db))  # another program starts a long write
+        return finished[-1]
+
+    real_run = runner.run_suite
+    monkeypatch.setattr(runner, "run_suite", run_then_lock)
+    capsys.readouterr()
+    with contextlib.ExitStack() as stack:
+        assert bench(db, write_toy_suite(tmp_path), "random", "--name", "late") == 3
+        with ResultStore(db, readonly=True) as reader:
+            assert reader.count() == 1  # not stored
+    captured = capsys.readouterr()
+    assert "locked by another program" in captured.err
+    assert "result (not in the store) 'late' on suite toy" in captured.out
+    saved = sorted(tmp_path.glob("board.sqlite.unsaved-*.json"))
+    assert len(saved) == 1 and not list(tmp_path.glob(".*.tmp"))
+    command = captured.err.strip().splitlines()[-1].strip()
+    assert command == f"rlvr leaderboard import {saved[0]} --db {db}"
+    for attempt in range(2):
+        assert main(shlex.split(command)[1:]) == 0
+        out = capsys.readouterr().out
+        assert ("imported" if attempt == 0 else "already stored as #2") in out
+    from rlvr.leaderboards.unsaved import read_unsaved
+
+    with ResultStore(db) as reader:
+        assert reader.count() == 2
+        stored = reader.get(2)
+    assert stored.to_record() == finished[0].to_record() == read_unsaved(saved[0])[0].to_record()
+    assert {label: [r.to_dict() for r in rs] for label, rs in stored.traces.items()} == {
+        label: [r.to_dict() for r in rs] for label, rs in finished[0].traces.items()
+    }
+
+
+def test_a_rejudged_result_saved_aside_keeps_what_it_supersedes(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    from rlvr.leaderboards import runner, store
+
+    db = tmp_path / "board.sqlite"
+    assert bench(db, write_toy_suite(tmp_path), "random") == 0  # #1
+    monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 300)
+    real_reverify = runner.reverify
+
+    def rejudge_then_lock(*args, **kwargs):
+        new = real_reverify(*args, **kwargs)
+        stack.enter_context(write_lock_held(db))
+        return new
+
+    monkeypatch.setattr(runner, "reverify", rejudge_then_lock)
+    capsys.readouterr()
+    with contextlib.ExitStack() as stack:
+        assert main(["bench", "reverify", "1", "--db", str(db), "--no-progress"]) == 3
+    (saved,) = tmp_path.glob("board.sqlite.unsaved-*.json")
+    assert f"#1 'random' re-judged as {saved} (not in the store yet)" in capsys.readouterr().out
+    assert main(["leaderboard", "import", str(saved), "--db", str(db)]) == 0
+    with ResultStore(db) as reader:
+        assert reader.get(2).reverified_from == 1
+        assert [(r.id, r.superseded_by) for r in reader.results(include_superseded=True)] == [
+            (1, 2),
+            (2, None),
+        ]
+
+
+def test_ctrl_c_while_waiting_for_a_locked_store_saves_the_result_first(tmp_path: Path) -> None:
+    """SQLite's wait for the lock cannot be interrupted: Ctrl-C lands when it ends, and must not
+    cut the saving of the result short."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    db = tmp_path / "board.sqlite"
+    suite = write_toy_suite(tmp_path)
+    assert bench(db, suite, "oracle") == 0
+    child = subprocess.Popen(
+        [sys.executable, "-c", _BENCH_THEN_LOCK, str(db), str(suite)],
+        env={**os.environ, "PYTHONPATH": str(root)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout.readline().strip() == "storing"
+        time.sleep(1.5)  # it opens the store and waits for the lock (5 s)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == 130 and "interrupted" in err, err
+    (saved,) = tmp_path.glob("board.sqlite.unsaved-*.json")
+    assert f"saved in {saved}" in err
+    assert main(["leaderboard", "import", str(saved), "--db", str(db)]) == 0
+
+
+_BENCH_THEN_LOCK = """
+import sqlite3, sys
+import tests.leaderboards.leaderboard_support  # registers the test envs
+from rlvr.cli import main
+from rlvr.leaderboards import runner, store
+
+store.BUSY_TIMEOUT_MS = 5000
+real_run = runner.run_suite
+
+def run_then_lock(*args, **kwargs):
+    result = real_run(*args, **kwargs)
+    holder = sqlite3.connect(sys.argv[1], isolation_level=None)  # a long write begins
+    holder.execute("BEGIN IMMEDIATE")
+    runner.holder = holder
+    print("storing", flush=True)
+    return result
+
+runner.run_suite = run_then_lock
+sys.exit(main(["bench", "--db", sys.argv[1], "--suite", sys.argv[2], "--agent", "random",
+               "--parallel", "serial", "--no-progress"]))
+"""
+
+
+def test_import_refuses_a_file_that_is_not_a_whole_saved_result(tmp_path: Path, capsys) -> None:
+    import json
+
+    from rlvr.leaderboards.unsaved import save_unsaved
+
+    db = tmp_path / "board.sqlite"
+    result = run_suite(load_suite(write_toy_suite(tmp_path)), "random", parallel="serial")
+    good = save_unsaved(result, db)
+    payload = json.loads(good.read_text())
+    cut = dict(payload, traces={**payload["traces"]})
+    cut["traces"]["lbtest/Yes-v0"] = cut["traces"]["lbtest/Yes-v0"][:-1]
+    edited = json.loads(good.read_text())
+    edited["traces"]["lbtest/Add-v0"][0]["messages"][-1]["content"] = "42"
+    cases = {
+        "half.json": (good.read_text()[:5000], "invalid JSON"),
+        "other.json": ('{"results": []}', "not a result saved by `rlvr bench`"),
+        "newer.json": (json.dumps({**payload, "version": 2}), "format version 2"),
+        "cut.json": (json.dumps(cut), "Yes-v0 has 59 stored episodes, not the 60"),
+        "edited.json": (json.dumps(edited), "traces of lbtest/Add-v0 differ"),
+        "broken.json": (json.dumps({**payload, "result": {}}), "the saved result is damaged"),
+    }
+    for name, (text, message) in cases.items():
+        (tmp_path / name).write_text(text)
+        assert main(["leaderboard", "import", str(tmp_path / name), "--db", str(db)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {tmp_path / name}: ") and message in err, err
+        assert "Traceback" not in err
+    assert not db.exists()  # nothing was imported (not even a store created)
+    assert main(["leaderboard", "import", str(good), "--db", str(db)]) == 0
 
 
 def test_sampling_env_version_and_verifier_differences_are_all_refused(tmp_path: Path) -> None:

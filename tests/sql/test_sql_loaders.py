@@ -165,6 +165,27 @@ def test_missing_paths(spider):
         load_sql_jsonl(spider / "q.jsonl", spider / "database")
 
 
+def test_unreadable_question_files_name_file_and_line(spider):
+    """Invalid UTF-8 and deep nesting raised UnicodeDecodeError and RecursionError naming no
+    file; a JSONL row without text fields named a task, not its line."""
+    file = spider / "bad.json"
+    file.write_bytes(b'[\n{"db_id": "concert_singer", "question": "caf\xe9", "query": "SELECT 1"}]')
+    with pytest.raises(DatasetError, match=r"bad\.json: not UTF-8 text \(byte 0xe9 at line 2 "):
+        load_spider(file, spider / "database")
+    file.write_text("[" * 10_000 + "]" * 10_000)
+    with pytest.raises(DatasetError, match=r"bad\.json: JSON nested more than 100 levels deep"):
+        load_bird(file, spider / "database")
+    lines = spider / "q.jsonl"
+    good = {"db_id": "concert_singer", "question": "q", "query": "SELECT 1"}
+    for bad, field in (({**good, "db_id": 7}, "db_id"), ({**good, "query": " "}, "query")):
+        lines.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+        with pytest.raises(DatasetError, match=rf"q\.jsonl:2: field '{field}' .* non-empty text"):
+            load_sql_jsonl(lines, spider / "database")
+    lines.write_bytes(json.dumps(good).encode() + b"\n" + b"[" * 5000 + b"\n")
+    with pytest.raises(DatasetError, match=r"q\.jsonl:2: JSON nested more than 100"):
+        load_sql_jsonl(lines, spider / "database")
+
+
 def test_questions_saved_with_a_byte_order_mark_load(spider):
     """Editors on Windows save JSON with a UTF-8 BOM; json.loads refuses it."""
     rows = json.loads((spider / "dev.json").read_text())
