@@ -13,7 +13,7 @@ from rlvr.envs import options as checks
 from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.tasks import Generator, ProceduralSource
-from rlvr.envs.tools.env import Oracle, ToolUse
+from rlvr.envs.tools.env import ToolUse
 from rlvr.envs.tools.tool import Tool
 from rlvr.envs.web.browser import Browser
 from rlvr.envs.web.server import App, acquire_server, release_server
@@ -133,19 +133,15 @@ def web_env_parts(
     generate: Generator,
     *,
     family: str,
-    final_instructions: str,
-    oracle: Oracle,
-    site_tools: SiteTools | None = None,
     split: str = "train",
     difficulty: int | Sequence[int] = (1, 2, 3),
     seed: int = 0,
-    server_url: str | None = None,
-    max_page_chars: int = 3000,
-    tool_timeout: float = 10.0,
+    **site_options: Any,
 ) -> tuple[ProceduralSource, WebSite]:
     """The task source and the interaction of a web env: tasks drawn by `generate` about the
-    site `app` serves (named after the family and the site), played on that site with the
-    family's `site_tools`, `oracle` and `final_instructions`; the rest are `WebOptions`."""
+    site `app` serves (named after the family and the site), played on that site:
+    `site_options` are `WebSite`'s (the family's `site_tools`, `oracle` and
+    `final_instructions`, and the user's `WebOptions`)."""
     site = app.describe()
     tasks = ProceduralSource(
         generate,
@@ -154,13 +150,4 @@ def web_env_parts(
         difficulty=difficulty,
         seed=seed,
     )
-    interaction = WebSite(
-        app,
-        site_tools=site_tools,
-        server_url=server_url,
-        max_page_chars=max_page_chars,
-        final_instructions=final_instructions,
-        tool_timeout=tool_timeout,
-        oracle=oracle,
-    )
-    return tasks, interaction
+    return tasks, WebSite(app, **site_options)
