@@ -24,8 +24,8 @@ class SelfCorrectEnv(TextEnv):
     ## Description
     Takes the judge of a single-turn env (given by id, e.g. `"rlvr/Math-v0"`, or as an
     instance): the first prompt is that env's prompt, unchanged, and the same seed poses the
-    same task. After a wrong attempt the env answers with feedback and the agent tries again, up to
-    `max_attempts` attempts. Feedback never contains the gold answer.
+    same task. After a wrong attempt the env answers with feedback and the agent tries again,
+    up to `max_attempts` attempts. Feedback never contains the gold answer.
 
     ## Action Space
     `TextSpace`: each attempt, a reply in the wrapped env's format.
@@ -68,9 +68,8 @@ class SelfCorrectEnv(TextEnv):
     `env` (id or instance of a single-turn env with a judge: a `VerifiableEnv`, `rlvr/Math-v0`,
     ...), `env_kwargs` (for `gym.make` when `env` is an id), `split` (given to that env, e.g.
     "test" for held-out evaluation; overrides a split in `env_kwargs`), `max_attempts` (default
-    3), `feedback` ("binary", "details" or "none"),
-    `reward` ("final" or "shaped"), `bonus` (the shaped reward's weight, default 0.5),
-    `render_mode`.
+    3), `feedback` ("binary", "details" or "none"), `reward` ("final" or "shaped"), `bonus` (the
+    shaped reward's weight, default 0.5), `render_mode`.
 
     ## Version History
     - v0: initial version.

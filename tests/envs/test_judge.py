@@ -189,3 +189,42 @@ def test_verifiable_env_subclass_hooks_hold_alone_and_wrapped():
     assert wrapped.oracle_reply() == "  Paris  "
     assert isinstance(wrapped.interaction, SelfCorrect)
     assert isinstance(env.interaction, SingleTurn)
+
+
+def test_every_registered_env_is_a_text_env_built_from_a_judge_one_level_down():
+    from rlvr.envs.registration import rlvr_env_ids
+
+    for env_id in rlvr_env_ids():
+        env = gym.make(env_id)
+        base = env.unwrapped
+        assert type(base).__bases__ == (TextEnv,), env_id
+        assert isinstance(base.judge, Judge) and isinstance(base.interaction, Interaction)
+        env.close()
+
+
+def test_the_tool_wrapper_takes_split_and_its_judge_works_alone():
+    from rlvr.envs.tools import ToolUse, VerifiableToolEnv, calculator_tool
+
+    env = VerifiableToolEnv("rlvr/Math-v0", [calculator_tool()], split="test")
+    assert env.judge.tasks.split == "test" and isinstance(env.interaction, ToolUse)
+    tool_math = gym.make("rlvr/ToolMath-v0")
+    tool_math.reset(seed=0)
+    judge, task = tool_math.unwrapped.judge, tool_math.unwrapped.task
+    assert judge.judge(judge.reference_reply(task), task).reward == 1.0  # no tools needed
+    assert judge.judge("\\boxed{1}", task).reward == 0.0
+    assert tool_math.unwrapped.oracle_reply().startswith("<tool_call>")  # the env's strategy
+
+
+def test_webshop_judges_a_final_reply_and_grades_a_purchase():
+    env = gym.make("rlvr/WebShop-v0", site_size=300)
+    env.reset(seed=2)
+    judge, task = env.unwrapped.judge, env.unwrapped.task
+    assert judge.describe()["name"] == "rlvr.envs.web.webshop.WebShopJudge"
+    outcome = judge.judge("I would buy the red one.", task)
+    assert (outcome.reward, outcome.terminated) == (0.0, True)
+    assert outcome.verdict.details == "nothing was bought"
+    goal = env.unwrapped.goal
+    target = env.unwrapped.catalog.by_id[goal.target]
+    purchase = {"product_id": target.id, "title": target.title, "price": "$1.00"}
+    assert judge.grade({**purchase, "options": dict(goal.options)}, task).reward == 1.0
+    env.close()
