@@ -174,12 +174,10 @@ def load_jsonl(
     line and what is wrong.
     """
     _check_limit(limit)
-    file = Path(path)
-    if not file.is_file():
-        raise DatasetError(f"{file}: no such file; pass the path of a .jsonl file")
-    meta = {"source": str(file), **(metadata or {})}
+    name = str(Path(path))
+    meta = {"source": name, **(metadata or {})}
     tasks = []
-    for where, row in json_lines(file):
+    for where, row in read_jsonl(path):
         task = _row_to_task(
             row, fields=fields or {}, answer_parser=answer_parser, metadata=meta, where=where
         )
@@ -191,11 +189,15 @@ def load_jsonl(
         tasks.append(task)
         if limit is not None and len(tasks) >= limit:
             break
-    return ListSource(tasks, name=str(file))
+    return ListSource(tasks, name=name)
 
 
-def json_lines(file: Path) -> Iterator[tuple[str, Any]]:
-    """`(file:line, value)` of each non-blank line; a line that is not JSON is a `DatasetError`."""
+def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[str, Any]]:
+    """`(file:line, value)` of each non-blank line of a JSON-lines file (plain or `.gz`); a
+    missing file, or a line that is not UTF-8 JSON, is a `DatasetError` naming file and line."""
+    file = Path(path)
+    if not file.is_file():
+        raise DatasetError(f"{file}: no such file; pass the path of a .jsonl file")
     try:
         for number, line in numbered_lines(file):
             where = f"{file}:{number}"

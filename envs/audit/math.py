@@ -19,7 +19,7 @@ from typing import Any
 
 from rlvr.envs.audit.report import Probe
 from rlvr.envs.errors import DatasetError
-from rlvr.envs.tasks import json_lines
+from rlvr.envs.tasks import read_jsonl
 from rlvr.verifiers.math.literals import format_fraction, read_literal
 from rlvr.verifiers.math.verifier import gold_text
 from rlvr.verifiers.types import Task
@@ -72,7 +72,7 @@ class MathAudit:
 def _read_rows(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise DatasetError(f"{path}: no such file; pass a .jsonl file or 'procedural'")
-    return [row if isinstance(row, dict) else {} for _, row in json_lines(path)]
+    return [row if isinstance(row, dict) else {} for _, row in read_jsonl(path)]
 
 
 def _boxed(text: str) -> str:

@@ -9,7 +9,7 @@ the gold query; `metadata["db_id"]` names the database.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -17,10 +17,10 @@ from typing import Any
 from rlvr.envs.errors import DatasetError
 from rlvr.envs.jsonfiles import JSONReadError, read_json_file
 from rlvr.envs.sqltasks.generate import SQLTasks
-from rlvr.envs.tasks import ListSource, load_jsonl
+from rlvr.envs.tasks import ListSource, read_jsonl
 from rlvr.verifiers.sql.catalog import FolderCatalog, lookup
 from rlvr.verifiers.sql.errors import BackendError, UnknownDatabase, VerifierConfigError
-from rlvr.verifiers.types import Task
+from rlvr.verifiers.types import Task, content_id
 
 PathLike = str | os.PathLike[str]
 
@@ -30,11 +30,9 @@ def load_spider(
 ) -> SQLTasks:
     """Spider's layout: `questions` is e.g. `dev.json` (a JSON list of objects with `db_id`,
     `question`, `query`), `databases` its `database/` folder."""
-    rows = _read_json_list(questions)
+    source = f"spider:{Path(questions).name}"
     fields = {"question": "question", "query": "query", "db_id": "db_id"}
-    return _build(
-        rows, databases, fields, sample_rows, limit, source=f"spider:{Path(questions).name}"
-    )
+    return _build(_items(questions, source), databases, fields, sample_rows, limit, source=source)
 
 
 def load_bird(
@@ -48,11 +46,11 @@ def load_bird(
     """BIRD's layout: `questions` is e.g. `dev.json` (objects with `db_id`, `question`, `SQL`,
     `evidence`, `difficulty`), `databases` its `dev_databases/` folder. With `use_evidence` the
     external-knowledge hint is added to the prompt, as BIRD's standard setting does."""
-    rows = _read_json_list(questions)
     fields = {"question": "question", "query": "SQL", "db_id": "db_id"}
     hint = "evidence" if use_evidence else None
     source = f"bird:{Path(questions).name}"
-    return _build(rows, databases, fields, sample_rows, limit, source=source, hint_field=hint)
+    return _build(_items(questions, source), databases, fields, sample_rows, limit, source=source,
+                  hint_field=hint)  # fmt: skip
 
 
 def load_sql_jsonl(
@@ -64,32 +62,19 @@ def load_sql_jsonl(
     limit: int | None = None,
 ) -> SQLTasks:
     """One JSON object per line with a question, a gold query and a database id. `fields` maps
-    `question`, `query`, `db_id` (and optionally `id`, `hint`) to your column names."""
+    `question`, `query`, `db_id` (and optionally `id`, `hint`) to your column names. A line
+    without an id gets one derived from its question, query and database, so the same question
+    on two databases makes two tasks."""
     names = {"question": "question", "query": "query", "db_id": "db_id", **(fields or {})}
-    plain = load_jsonl(path, fields={"prompt": names["question"], "answer": names["query"],
-                                     **({"id": names["id"]} if "id" in names else {})},
-                       limit=limit, convert=_text_fields_check(names))  # fmt: skip
-    rows = []
-    for task in plain.tasks:
-        rows.append({**task.metadata, "question": task.prompt, "query": task.answer, "id": task.id})
-    mapped = {"question": "question", "query": "query", "db_id": names["db_id"]}
-    return _build(rows, databases, mapped, sample_rows, None, source=str(path),
-                  hint_field=names.get("hint"))  # fmt: skip
+    mapped = {key: names[key] for key in ("question", "query", "db_id")}
+    return _build(read_jsonl(path), databases, mapped, sample_rows, limit, source=str(Path(path)),
+                  hint_field=names.get("hint"), id_field=names.get("id", "id"),
+                  content_ids=True)  # fmt: skip
 
 
-def _text_fields_check(names: Mapping[str, str]) -> Callable[[Task], Task]:
-    """A `load_jsonl` convert step refusing a row whose question, query or database id is not
-    non-empty text (reported with its line)."""
-
-    def check(task: Task) -> Task:
-        values = {"question": task.prompt, "query": task.answer,
-                  "db_id": task.metadata.get(names["db_id"])}  # fmt: skip
-        for ours, value in values.items():
-            if not isinstance(value, str) or not value.strip():
-                raise DatasetError(f"field {names[ours]!r} ({ours}) must be non-empty text")
-        return task
-
-    return check
+def _items(questions: PathLike, source: str) -> list[tuple[str, Any]]:
+    """(where, row) of each question in a JSON list file."""
+    return [(f"{source} item {n}", row) for n, row in enumerate(_read_json_list(questions))]
 
 
 def _read_json_list(path: PathLike) -> list[Any]:
@@ -108,7 +93,7 @@ def _read_json_list(path: PathLike) -> list[Any]:
 
 
 def _build(
-    rows: Iterable[Any],
+    items: Iterable[tuple[str, Any]],
     databases: PathLike,
     fields: Mapping[str, str],
     sample_rows: int,
@@ -116,7 +101,11 @@ def _build(
     *,
     source: str,
     hint_field: str | None = None,
+    id_field: str = "id",
+    content_ids: bool = False,
 ) -> SQLTasks:
+    """Tasks from (where, row) items. A row's id is its `id_field`, else derived from its
+    question, query and database (`content_ids`), else "<source>/<position>"."""
     try:
         catalog = FolderCatalog(databases)
     except VerifierConfigError as exc:
@@ -127,10 +116,9 @@ def _build(
         return lookup(catalog, db_id).describe(sample_rows)
 
     tasks = []
-    for position, row in enumerate(rows):
+    for position, (where, row) in enumerate(items):
         if limit is not None and len(tasks) >= limit:
             break
-        where = f"{source} item {position}"
         if not isinstance(row, Mapping):
             raise DatasetError(f"{where}: expected an object, got {type(row).__name__}")
         values = {}
@@ -149,7 +137,12 @@ def _build(
         extra = {k: v for k, v in row.items() if k not in fields.values() and _plain(v)}
         metadata = {**extra, "family": "sql", "db_id": values["db_id"],
                     "question": values["question"], "source": source}  # fmt: skip
-        task_id = str(row.get("id") or f"{source}/{position}")
+        derived = (
+            content_id(values["question"], values["query"], values["db_id"])
+            if content_ids
+            else f"{source}/{position}"
+        )
+        task_id = str(row.get(id_field) or derived)
         tasks.append(Task(id=task_id, prompt=prompt, answer=values["query"], metadata=metadata))
     if not tasks:
         raise DatasetError(f"{source}: no questions")

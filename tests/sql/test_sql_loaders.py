@@ -130,6 +130,25 @@ def test_jsonl_with_a_field_mapping(tmp_path):
     )
 
 
+def test_jsonl_ids_tell_databases_apart(tmp_path):
+    """The same question and query on two databases are two tasks. Ids came from the question
+    and query alone, and the second line was refused as a duplicate id."""
+    write_database(tmp_path / "dbs" / "east.sqlite", statements=CONCERT)
+    write_database(tmp_path / "dbs" / "west.sqlite", statements=CONCERT[:1])
+    same = {"question": "How many singers?", "query": "SELECT COUNT(*) FROM singer"}
+    lines = [{**same, "db_id": "east"}, {**same, "db_id": "west"},
+             {**same, "db_id": "east", "id": "mine"}]  # fmt: skip
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    tasks = load_sql_jsonl(tmp_path / "q.jsonl", tmp_path / "dbs")
+    ids = [tasks[i].id for i in range(3)]
+    assert len(set(ids)) == 3 and ids[2] == "mine"  # an id given in the file is kept
+    again = load_sql_jsonl(tmp_path / "q.jsonl", tmp_path / "dbs")
+    assert [again[i].id for i in range(3)] == ids  # derived ids are stable
+    verifier = SQLVerifier(tasks.catalog)
+    assert verifier.verify("SELECT 4", tasks[0]).is_correct  # each on its own database
+    assert verifier.verify("SELECT 0", tasks[1]).is_correct
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

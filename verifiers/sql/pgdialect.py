@@ -108,15 +108,24 @@ def write_postgres(query: CheckedQuery, names: SchemaNames) -> str:
     """The query in PostgreSQL's dialect for a schema with these names (cached on the query)."""
     key = f"postgres|{names.key}"
     if key not in query._written:
-        tree = query.expression.copy()
-        if query.dialect == "sqlite":
-            tree = _as_sqlite_means(tree, names, query.text)
-        tree = _gate(tree)
         try:
-            query._written[key] = tree.sql(dialect="postgres")
-        except Exception as exc:  # sqlglot raising on an odd tree is the query's problem
+            query._written[key] = _translate(query, names)
+        except QueryRefused:
+            raise
+        except RecursionError:  # the rewrites and sqlglot recurse: a deep tree is the query's
+            raise QueryRefused(
+                "the query is nested too deeply to translate to PostgreSQL"
+            ) from None
+        except Exception as exc:  # sqlglot or a rewrite failing on an odd tree: the query's problem
             raise QueryRefused(f"cannot translate the query to PostgreSQL: {exc}") from None
     return query._written[key]
+
+
+def _translate(query: CheckedQuery, names: SchemaNames) -> str:
+    tree = query.expression.copy()
+    if query.dialect == "sqlite":
+        tree = _as_sqlite_means(tree, names, query.text)
+    return _gate(tree).sql(dialect="postgres")
 
 
 # --- the gate -------------------------------------------------------------------------------------

@@ -20,6 +20,12 @@ Some work runs without checking for interrupts (building a huge value, a few str
 so `statement_timeout` alone does not bound a query: past its limit plus `kill_grace_s` the
 backend shuts the connection's socket and the query scores a timeout.
 
+Whose fault a failure is rests on facts a reply cannot write: the SQLSTATE, whether the
+connection broke, our own timers, and a marker only this backend knows; never on the message,
+which quotes the query's identifiers. An error that a query and a sick server can both cause
+(out of memory, a full disk, an internal error) is the query's when a fresh connection then
+answers a trivial query (`check_health`).
+
 A backend whose process is killed cannot drop its reader role; its admin session holds an
 advisory lock named after the role for as long as it lives, and every backend that starts drops
 the roles whose lock is free.
@@ -56,9 +62,13 @@ _COMPLETE = "rlvr: loaded"
 # and binary, dataset primary keys), so that releases sharing a server never rebuild each
 # other's schemas.
 _LAYOUT = "v2_"
-# SQLSTATE classes that mean the server or connection failed, not the query.
-_INFRA_SQLSTATE_PREFIXES = ("08", "53", "57P", "58", "XX")
-_TOO_LARGE_MARK = "rlvr: result too large"
+# SQLSTATEs that mean the server or connection failed, not the query: connection exceptions,
+# operator intervention (shutdown, terminated), system errors (I/O, files), corrupted data.
+_INFRA_SQLSTATES = ("08", "57P", "58", "XX001", "XX002")
+# SQLSTATEs a query can cause on a healthy server as well as a sick server can: insufficient
+# resources (memory, disk, temporary files) and internal errors (1 GB allocations): the server's
+# health decides.
+_SUSPECT_SQLSTATES = ("53", "XX")
 _ROLE_PREFIX = "rlvr_ro_"
 _LOCK_CLASS = 0x72_6C_76_72  # "rlvr": the first key of the reader roles' advisory locks
 
@@ -124,6 +134,9 @@ class PostgresBackend:
         self._loaded: dict[str, str] = {}  # fingerprint -> schema
         self._names: dict[str, SchemaNames] = {}  # schema -> its stored names
         self._finalizer: weakref.finalize | None = None
+        # In the error of the failing cast that stops a result past the byte cap; secret, so
+        # that a query casting the same text fails as itself.
+        self._too_large_mark = f"rlvr: result too large {secrets.token_hex(8)}"
 
     # --- the Backend protocol ---------------------------------------------------------------------
 
@@ -134,9 +147,9 @@ class PostgresBackend:
         # 1 GB). The failing cast depends on the row, so the planner cannot fold it early.
         wrapped = (
             "SELECT rlvr_q.*, CASE WHEN SUM(octet_length(CAST(rlvr_q AS TEXT))) OVER (ROWS "
-            f"UNBOUNDED PRECEDING) > {int(limits.max_result_bytes)} THEN CAST('{_TOO_LARGE_MARK}'"
-            " || LEFT(CAST(rlvr_q AS TEXT), 0) AS INTEGER) END FROM ("
-            f"{sql}) AS rlvr_q"
+            f"UNBOUNDED PRECEDING) > {int(limits.max_result_bytes)} THEN "
+            f"CAST('{self._too_large_mark}' || LEFT(CAST(rlvr_q AS TEXT), 0) AS INTEGER) END "
+            f"FROM ({sql}) AS rlvr_q"
         )
         result = self._run(schema, wrapped, limits)
         return QueryResult(result.columns[:-1], tuple(row[:-1] for row in result.rows))
@@ -168,6 +181,7 @@ class PostgresBackend:
         for attempt in (1, 2):
             connection, pooled = self._acquire()
             cut = threading.Event()
+            started = time.monotonic()  # our timer: after the connection was found
             try:
                 result = self._run_on(connection, schema, sql, limits, cut)
             except self.psycopg.Error as exc:
@@ -177,7 +191,8 @@ class PostgresBackend:
                     raise QueryTimeout(_timeout_message(limits)) from None
                 if broken and pooled and attempt == 1:
                     continue  # a stale pooled connection (server restart): try a fresh one once
-                raise self._classify(exc, broken, limits) from None
+                elapsed = time.monotonic() - started
+                raise self._classify(exc, broken, limits, elapsed, schema) from None
             except BaseException:  # our own caps: the connection is fine once rolled back
                 self._release(connection, connection.broken or connection.closed)
                 raise
@@ -189,7 +204,6 @@ class PostgresBackend:
         self, connection: Any, schema: str, sql: str, limits: Limits, cut: threading.Event
     ) -> QueryResult:
         deadline = time.monotonic() + limits.timeout_s
-        timeout_ms = str(max(1, int(limits.timeout_s * 1000)))
         watchdog = threading.Timer(limits.timeout_s + self.kill_grace_s, _cut, (connection, cut))
         watchdog.daemon = True
         watchdog.start()
@@ -197,7 +211,7 @@ class PostgresBackend:
             connection.execute(
                 "SELECT set_config('statement_timeout', %s, true), "
                 "set_config('search_path', %s, true), set_config('TimeZone', 'UTC', true)",
-                (timeout_ms, quote_identifier(schema)),
+                (str(_timeout_ms(limits)), quote_identifier(schema)),
             )
             with connection.cursor(name="rlvr_query") as cursor:
                 cursor.execute(sql)
@@ -205,11 +219,10 @@ class PostgresBackend:
                 rows: list[tuple] = []
                 size = 0
                 while True:
-                    batch = cursor.fetchmany(_FETCH_BATCH)
+                    batch = _fetch(cursor)
                     for row in batch:
-                        normalized = tuple(normalize_cell(value) for value in row)
-                        rows.append(normalized)
-                        size += sum(cell_size(value) for value in normalized)
+                        rows.append(row)
+                        size += sum(cell_size(value) for value in row)
                     if len(rows) > limits.max_rows:
                         raise ResultTooLarge(
                             f"the result has more than {limits.max_rows} rows (capped); a query "
@@ -229,36 +242,68 @@ class PostgresBackend:
             if not connection.broken and not connection.closed:
                 connection.rollback()
 
-    def _classify(self, exc: Exception, broken: bool, limits: Limits) -> Exception:
+    def _classify(
+        self, exc: Exception, broken: bool, limits: Limits, elapsed: float, schema: str
+    ) -> Exception:
+        """Whose fault a server error is, from facts the query cannot write (its SQLSTATE, a
+        broken connection, our timer, our secret marker), never from the message."""
         errors = self.psycopg.errors
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         state = getattr(exc, "sqlstate", None) or ""
         if isinstance(exc, errors.QueryCanceled):
-            if "statement timeout" in message:
+            if elapsed >= _timeout_ms(limits) / 1000:  # statement_timeout, set by us
                 return QueryTimeout(_timeout_message(limits))
             return BackendError(f"PostgreSQL cancelled the query: {message}")  # not by us
-        if _TOO_LARGE_MARK in message:
+        if self._too_large_mark in message:
             return ResultTooLarge(f"the result is larger than {limits.max_result_bytes} bytes")
-        if not broken and "invalid memory alloc request size" in message:
-            return QueryError("the query builds a value larger than PostgreSQL allows (1 GB)")
         if not state and not broken and isinstance(exc, self.psycopg.DataError):
             # Raised while reading a row (a date past year 9999): the query's own result.
             return QueryError(f"the result holds a value that cannot be read: {message}")
-        if broken or not state or state.startswith(_INFRA_SQLSTATE_PREFIXES):
+        if broken or not state or state.startswith(_INFRA_SQLSTATES):
             return BackendError(f"PostgreSQL failed: {message}")
+        if state.startswith(_SUSPECT_SQLSTATES):
+            problem = self.check_health(schema)
+            if problem is not None:
+                return BackendError(f"PostgreSQL failed ({message}), and {problem}")
+            return QueryError(message)
         if isinstance(exc, (errors.InsufficientPrivilege, errors.ReadOnlySqlTransaction)):
             return QueryRefused(f"refused by the database: {message}")
         return QueryError(message)
 
+    def check_health(self, schema: str) -> str | None:
+        """None when a fresh reader connection answers a trivial query on `schema`; else what
+        failed."""
+        try:
+            connection = self._connect_reader()
+        except BackendError as exc:
+            return str(exc)
+        try:
+            connection.execute(
+                "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = %s", (schema,)
+            ).fetchone()
+        except self.psycopg.Error as exc:
+            return f"a trivial query fails: {str(exc).strip()[:200]}"
+        finally:
+            connection.close()
+        return None
+
     # --- connections ------------------------------------------------------------------------------
 
     def _acquire(self) -> tuple[Any, bool]:
+        """A reader connection from the pool (True) or a new one (False)."""
+        with self._lock:
+            self._forget_if_forked()
+            self._setup()
+            if self._pool:
+                return self._pool.pop(), True
+        return self._connect_reader(), False
+
+    def _connect_reader(self) -> Any:
+        """A new read-only connection as the reader role."""
         for attempt in (1, 2):
             with self._lock:
                 self._forget_if_forked()
                 self._setup()
-                if self._pool:
-                    return self._pool.pop(), True
                 reader = dict(self._reader or {})
             try:
                 connection = self.psycopg.connect(
@@ -271,7 +316,7 @@ class PostgresBackend:
                     f"cannot connect to PostgreSQL as the read-only role: {exc}"
                 ) from None
             connection.read_only = True
-            return connection, False
+            return connection
         raise BackendError("unreachable")  # pragma: no cover
 
     def _release(self, connection: Any, broken: bool) -> None:
@@ -501,6 +546,24 @@ class PostgresBackend:
 
 def _timeout_message(limits: Limits) -> str:
     return f"the query ran past its time limit of {limits.timeout_s:g} s"
+
+
+def _timeout_ms(limits: Limits) -> int:
+    """The statement_timeout we set (whole milliseconds, at least 1)."""
+    return max(1, int(limits.timeout_s * 1000))
+
+
+def _fetch(cursor: Any) -> list[tuple]:
+    """The next rows, normalized. Turning a value into Python can fail on what the query built
+    (JSON nested past Python's recursion limit, an integer of 5,000 digits): the query's fault."""
+    try:
+        return [
+            tuple(normalize_cell(value) for value in row) for row in cursor.fetchmany(_FETCH_BATCH)
+        ]
+    except (RecursionError, ValueError, OverflowError, MemoryError) as exc:
+        raise QueryError(
+            f"the result holds a value that cannot be read ({type(exc).__name__})"
+        ) from None
 
 
 def _cut(connection: Any, cut: threading.Event) -> None:

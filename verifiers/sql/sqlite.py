@@ -18,6 +18,13 @@ deadline is killed: the query scores a timeout and nothing keeps running.
 Small databases (below `copy_limit_bytes`) are kept as a serialized image and deserialized into a
 fresh `:memory:` connection for each query, so nothing a query could do survives it. Larger files
 are opened read-only in place, behind the same gates.
+
+Whose fault a failure is rests on facts a reply cannot write (see `sqlite_worker.classify`):
+SQLite's result code or the exception's type, our authorizer's record, our own timers (which
+start when the worker begins the query, not while it starts or loads the database), and how
+our worker process ended. An error a broken database could also cause, or a worker that
+crashed, is settled by opening the database afresh (`check_health`): a query that fails on a healthy
+database is the query's fault.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -54,6 +62,24 @@ _FAILURES = {
     "query": QueryError,
     "backend": BackendError,
 }
+# Our own work in a worker (starting, loading a database, a health check) gets this long.
+OWN_WORK_TIMEOUT_S = 120.0
+# Deaths a process brings on itself (a fault inside SQLite, an abort on exhausted memory), as
+# opposed to being killed (SIGKILL, SIGTERM: our timer, the OOM killer, an operator).
+_CRASH_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE,
+                            signal.SIGILL, signal.SIGTRAP, signal.SIGSYS})  # fmt: skip
+
+
+class WorkerDied(BackendError):
+    """A worker process ended while it had our request (`status`: its exit status)."""
+
+    def __init__(self, status: int | None) -> None:
+        super().__init__(f"the SQLite worker process died (exit status {status})")
+        self.status = status
+
+    @property
+    def crashed(self) -> bool:
+        return self.status is not None and -self.status in _CRASH_SIGNALS
 
 
 class SQLiteBackend:
@@ -69,6 +95,9 @@ class SQLiteBackend:
             runs them in this process, where a pathological query cannot be stopped: only for
             trusted queries, such as a task generator's own gold queries.
         kill_grace_s: how long past its time limit a query may run before its worker is killed.
+        worker_memory_bytes: address-space cap of each worker process (a query that needs more
+            fails with "out of memory"); default: cache_bytes + 3 * copy_limit_bytes + 2 GiB.
+            0 leaves workers uncapped.
     """
 
     name = "sqlite"
@@ -82,7 +111,11 @@ class SQLiteBackend:
         max_value_bytes: int = 1 << 20,
         isolate: bool = True,
         kill_grace_s: float = 1.0,
+        worker_memory_bytes: int | None = None,
     ) -> None:
+        if worker_memory_bytes is None:
+            worker_memory_bytes = cache_bytes + 3 * copy_limit_bytes + (2 << 30)
+        self.worker_memory_bytes = worker_memory_bytes
         self.copy_limit_bytes = copy_limit_bytes
         self.cache_bytes = cache_bytes
         self.max_value_bytes = max_value_bytes
@@ -115,18 +148,20 @@ class SQLiteBackend:
         """Run `sql` behind the gates (the text is not checked by sqlglot here)."""
         if not self.isolate:
             return self._run_here(database, sql, limits)
-        key = database.fingerprint
-        image = self._image(database)
-        worker = self._acquire()
-        healthy = False
+
+        def run(worker: _Worker, key: str, image: bytes | Path) -> tuple:
+            return worker.run(key, image, sql, limits, self.kill_grace_s)
+
         try:
-            answer = worker.run(key, image, sql, limits, self.kill_grace_s)
-            healthy = True
-        finally:
-            self._release(worker, healthy)
+            answer = self._in_worker(database, run)
+        except WorkerDied as died:
+            if not died.crashed:  # killed from outside (our timer is handled inside): ours
+                raise
+            crash = f"the query crashed the SQLite engine (signal {-died.status})"
+            answer = ("error", "suspect_data", crash)
         if answer[0] == "ok":
             return QueryResult(tuple(answer[1]), tuple(tuple(row) for row in answer[2]))
-        raise _FAILURES[answer[1]](answer[2])
+        raise self._failure(database, answer[1], answer[2])
 
     def _run_here(self, database: DatabaseSource, sql: str, limits: Limits) -> QueryResult:
         connection = self.connect(database)
@@ -135,10 +170,43 @@ class SQLiteBackend:
                 connection, sql, limits.timeout_s, limits.max_rows, limits.max_result_bytes
             )
         except sqlite_worker.Failure as failure:
-            raise _FAILURES[failure.kind](str(failure)) from None
+            raise self._failure(database, failure.kind, str(failure)) from None
         finally:
             connection.close()
         return QueryResult(tuple(columns), tuple(rows))
+
+    def _failure(self, database: DatabaseSource, kind: str, message: str) -> Exception:
+        """The exception for a failed query; a suspect error is the query's own unless the
+        database turns out broken."""
+        if kind in sqlite_worker.SUSPECT_KINDS:
+            problem = self.check_health(database, full=kind == "suspect_data")
+            if problem is None:
+                return QueryError(message)
+            return BackendError(f"database {database.id!r} is broken: {problem}")
+        return _FAILURES[kind](message)
+
+    def check_health(self, database: DatabaseSource, *, full: bool = False) -> str | None:
+        """None when `database` opens afresh and answers a trivial query (with `full`, also
+        `PRAGMA quick_check`, which reads every page); else what failed."""
+        if not self.isolate:
+            return sqlite_worker.probe(_source(database, self._image(database)), full)
+        answer = self._in_worker(
+            database, lambda worker, key, image: worker.probe(key, image, full)
+        )
+        return None if answer[0] == "healthy" else str(answer[1])
+
+    def _in_worker(self, database: DatabaseSource, call) -> tuple:
+        """`call(worker, key, image)` on an idle (or new) worker, which goes back to the pool
+        unless the call failed."""
+        image = self._image(database)
+        worker = self._acquire()
+        healthy = False
+        try:
+            answer = call(worker, database.fingerprint, image)
+            healthy = True
+        finally:
+            self._release(worker, healthy)
+        return answer
 
     def connect(self, database: DatabaseSource) -> sqlite3.Connection:
         """A fresh gated connection, in this process, to a pristine copy of `database` (or the
@@ -158,7 +226,7 @@ class SQLiteBackend:
                 if worker.usable():
                     return worker
                 self._workers.discard(worker)
-        worker = _Worker(self.cache_bytes, self.max_value_bytes)
+        worker = _Worker(self.cache_bytes, self.max_value_bytes, self.worker_memory_bytes)
         with self._lock:
             self._workers.add(worker)
         return worker
@@ -196,11 +264,11 @@ class SQLiteBackend:
 class _Worker:
     """One `sqlite_worker.py` process, used by one thread at a time."""
 
-    def __init__(self, cache_bytes: int, max_value_bytes: int) -> None:
+    def __init__(self, cache_bytes: int, max_value_bytes: int, memory_bytes: int) -> None:
         self.owner = os.getpid()
         self.known: set[str] = set()  # databases already sent to this worker
         command = [sys.executable, "-I", "-S", sqlite_worker.__file__, str(os.getpid()),
-                   str(cache_bytes), str(max_value_bytes)]  # fmt: skip
+                   str(cache_bytes), str(max_value_bytes), str(memory_bytes)]  # fmt: skip
         try:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -214,13 +282,37 @@ class _Worker:
         return os.getpid() == self.owner and self.process.poll() is None
 
     def run(self, key: str, image: bytes | Path, sql: str, limits: Limits, grace_s: float):
+        """Run one query. Its time limit (plus `grace_s`, then the worker is killed) starts when
+        the worker reports it started the query: starting the process and loading the database
+        are our time, not the query's."""
+        answer = self._ask(key, image, lambda source: (
+            "run", key, source, sql, limits.timeout_s, limits.max_rows, limits.max_result_bytes,
+        ))  # fmt: skip
+        if answer[0] != "started":
+            return answer
+        deadline = time.monotonic() + limits.timeout_s + grace_s
+        answer = self._receive(
+            deadline, QueryTimeout(sqlite_worker.timeout_message(limits.timeout_s))
+        )
+        if answer[0] not in ("ok", "error"):
+            raise BackendError(f"the SQLite worker sent {answer[0]!r} instead of a result")
+        return answer
+
+    def probe(self, key: str, image: bytes | Path, full: bool) -> tuple:
+        answer = self._ask(key, image, lambda source: ("probe", key, source, full))
+        if answer[0] not in ("healthy", "broken"):
+            raise BackendError(f"the SQLite worker sent {answer[0]!r} instead of a health check")
+        return answer
+
+    def _ask(self, key: str, image: bytes | Path, request) -> tuple:
+        """Send `request(source)` (sending the database only when the worker lacks it) and
+        return the first answer that is not ("need", key)."""
         source = ("uri", _uri(image)) if isinstance(image, Path) else ("image", image)
+        own_work = BackendError(f"the SQLite worker did not answer within {OWN_WORK_TIMEOUT_S:g} s")
         for _ in range(2):
-            sent = source if key not in self.known else None
-            self._send(("run", key, sent, sql, limits.timeout_s, limits.max_rows,
-                        limits.max_result_bytes))  # fmt: skip
+            self._send(request(source if key not in self.known else None))
             self.known.add(key)
-            answer = self._receive(time.monotonic() + limits.timeout_s + grace_s, limits)
+            answer = self._receive(time.monotonic() + OWN_WORK_TIMEOUT_S, own_work)
             if answer[0] != "need":
                 return answer
             self.known.discard(key)  # the worker dropped it from its cache: send it again
@@ -233,22 +325,23 @@ class _Worker:
         except (OSError, ValueError) as exc:
             raise BackendError(f"the SQLite worker process is gone ({exc})") from None
 
-    def _receive(self, deadline: float, limits: Limits) -> tuple:
+    def _receive(self, deadline: float, overdue: Exception) -> tuple:
+        """The next message; past `deadline` the worker is killed and `overdue` raised."""
         stream = self.process.stdout
-        header = self._read(stream, sqlite_worker._HEADER.size, deadline, limits)
+        header = self._read(stream, sqlite_worker._HEADER.size, deadline, overdue)
         (length,) = sqlite_worker._HEADER.unpack(header)
-        payload = self._read(stream, length, deadline, limits)
+        payload = self._read(stream, length, deadline, overdue)
         try:
             answer = sqlite_worker.marshal.loads(payload)
         except (EOFError, ValueError, TypeError) as exc:
             raise BackendError(f"the SQLite worker sent a garbled answer ({exc})") from None
-        if not isinstance(answer, tuple) or not answer or answer[0] not in ("ok", "error", "need"):
+        if not isinstance(answer, tuple) or not answer or answer[0] not in _MESSAGES:
             raise BackendError("the SQLite worker sent an unexpected answer")
-        if answer[0] == "error" and answer[1] not in _FAILURES:
+        if answer[0] == "error" and answer[1] not in sqlite_worker.FAILURE_KINDS:
             raise BackendError(f"the SQLite worker failed: {answer[1:]!r}")
         return answer
 
-    def _read(self, stream, size: int, deadline: float, limits: Limits) -> bytes:
+    def _read(self, stream, size: int, deadline: float, overdue: Exception) -> bytes:
         chunks, remaining = [], size
         fd = stream.fileno()
         poller = select.poll()  # not select.select: it fails on descriptors past 1023
@@ -257,14 +350,20 @@ class _Worker:
             wait = deadline - time.monotonic()
             if wait <= 0 or not poller.poll(wait * 1000):
                 self.stop()  # stuck inside SQLite: only a kill stops it
-                raise QueryTimeout(f"the query ran past its time limit of {limits.timeout_s:g} s")
+                raise overdue
             chunk = os.read(fd, min(remaining, 1 << 20))
             if not chunk:
-                code = self.process.poll()
-                raise BackendError(f"the SQLite worker process died (exit status {code})")
+                raise WorkerDied(self._exit_status())
             chunks.append(chunk)
             remaining -= len(chunk)
         return b"".join(chunks)
+
+    def _exit_status(self) -> int | None:
+        """How the process ended (its pipe closes a moment before its status is ready)."""
+        try:
+            return self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return None
 
     def stop(self) -> None:
         if os.getpid() != self.owner:
@@ -275,6 +374,9 @@ class _Worker:
         for stream in (self.process.stdin, self.process.stdout):
             with contextlib.suppress(OSError):
                 stream.close()
+
+
+_MESSAGES = ("ok", "error", "need", "started", "healthy", "broken")
 
 
 def _stop_all(workers: set[_Worker]) -> None:
