@@ -294,7 +294,7 @@ def test_a_worker_killed_by_us_is_still_an_infra_error(env_id, catalog):
     backend = SQLiteBackend()
     env = make_env(env_id, catalog, backend, timeout_s=5.0)
     env.reset(seed=0)
-    env.unwrapped.sql_verifier.gold_result(GOLD, catalog["mini"])  # a worker in the pool
+    env.unwrapped.judge.sql_verifier.gold_result(GOLD, catalog["mini"])  # a worker in the pool
     thread = _signal_worker_soon(backend, signal.SIGKILL)
     _, reward, terminated, _, info = env.step(reply(env_id, SLOW, explore=True))
     thread.join()
