@@ -85,13 +85,15 @@ def number(
     return float(value)
 
 
-def refuse_replaced(given: Mapping[str, Any], *, hint: str = "") -> None:
-    """Refuse settings of a family's built-in tasks beside `tasks=`, which replaces them: `given`
-    maps each setting's name to its value, None meaning unset."""
+def refuse_replaced(
+    given: Mapping[str, Any], *, what: str = "built-in tasks", hint: str = ""
+) -> None:
+    """Refuse settings of a family's `what` beside `tasks=`, which replaces them: `given` maps
+    each setting's name to its value, None meaning unset."""
     clashing = [name for name, value in given.items() if value is not None]
     if clashing:
         raise EnvConfigError(
-            f"{', '.join(clashing)} configure the built-in tasks, which tasks= replaces; "
+            f"{', '.join(clashing)} configure the {what}, which tasks= replaces; "
             f"drop them (split and filter your own tasks before passing them{hint})"
         )
 

@@ -9,7 +9,7 @@ from typing import Any
 from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.judge import TaskJudge
-from rlvr.envs.options import refuse_replaced
+from rlvr.envs.options import choice, refuse_replaced
 from rlvr.envs.sqltasks.generate import SQLTasks, procedural_tasks
 from rlvr.envs.sqltasks.questions import LEVELS
 from rlvr.verifiers.sql import Backend, QueryResult, SQLVerifier, SQLVerifierConfig, make_backend
@@ -62,8 +62,7 @@ class SQLEnvConfig:
     """Relative tolerance for numbers."""
 
     def __post_init__(self) -> None:
-        if self.backend not in ("sqlite", "postgres"):
-            raise EnvConfigError(f"backend must be 'sqlite' or 'postgres', got {self.backend!r}")
+        choice(self.backend, ("sqlite", "postgres"), name="backend")
         if isinstance(self.difficulty, list):
             object.__setattr__(self, "difficulty", tuple(self.difficulty))
         self.verifier_config()  # validates the verifier's part
@@ -176,7 +175,9 @@ class SQLJudge(TaskJudge):
         self.config = SQLEnvConfig.build(config, options)
         if tasks is not None:
             generator_options = {name: options.get(name) for name in PROCEDURAL_OPTIONS}
-            refuse_replaced(generator_options, hint="; the loaders take sample_rows")
+            refuse_replaced(
+                generator_options, what="procedural tasks", hint="; the loaders take sample_rows"
+            )
         if tasks is None:
             tasks = procedural_tasks(
                 split=self.config.split,

@@ -13,6 +13,7 @@ import numpy as np
 from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import EnvConfigError, ToolInfraError
 from rlvr.envs.judge import TaskJudge
+from rlvr.envs.options import choice
 from rlvr.envs.replies import last_answer_line, shorten
 from rlvr.envs.tasks import Problem, ProceduralSource, TaskSource
 from rlvr.envs.tools.calculator import calculator_tool
@@ -129,8 +130,7 @@ def boxed_answer(task: Task) -> str:
 
 
 def _python_runner(python_tool: bool | str) -> PythonRunner | None:
-    if python_tool not in (True, False, "auto"):
-        raise EnvConfigError(f"python_tool must be True, False or 'auto', got {python_tool!r}")
+    choice(python_tool, (True, False, "auto"), name="python_tool")
     if python_tool is False:
         return None
     if python_tool is True:
