@@ -159,9 +159,9 @@ def test_wrappers_take_split_and_give_it_to_the_env_they_wrap():
     assert made.unwrapped.judge.tasks.split == "test"
     with pytest.raises(EnvConfigError, match="only when env is an id"):
         SelfCorrectEnv(gym.make("rlvr/Math-v0"), split="test")
-    register_task_env("test/NoSplit-v0", CAPITALS, exact_match, override=True)
+    register_task_env("judgetest/NoSplit-v0", CAPITALS, exact_match, override=True)
     with pytest.raises(TypeError, match="split"):  # an env without splits says so
-        SelfCorrectEnv("test/NoSplit-v0", split="test")
+        SelfCorrectEnv("judgetest/NoSplit-v0", split="test")
 
 
 def test_a_wrapper_leaves_the_wrapped_envs_generator_alone():
