@@ -332,9 +332,10 @@ class TextAECEnv(AECEnv[str, str, str]):
         """A copy of `agent`'s own view of the conversation."""
         return copy.deepcopy(self._views[self._known(agent)])
 
-    def quote(self, text: str) -> str:
-        """Another agent's text, clipped so that relaying it keeps observations in their space."""
-        limit = max(1, self.max_text_length // 8)
+    def quote(self, text: str, parts: int = 8) -> str:
+        """Another agent's text clipped to `max_text_length // parts` characters, so that an
+        observation relaying fewer than `parts` texts stays within its space."""
+        limit = max(1, self.max_text_length // parts)
         if len(text) <= limit:
             return text
         return text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
