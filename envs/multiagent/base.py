@@ -360,7 +360,7 @@ class TextAECEnv(AECEnv[str, str, str]):
         self._accumulate_rewards()
         if outcome.game_over:
             for agent, text in outcome.messages.items():
-                self._observations[agent] = _joined(self._observations[agent], text)
+                self._observe(agent, text)
             self.terminations = dict.fromkeys(self.agents, True)
             self._queue = []
             order = self.agents
@@ -383,7 +383,16 @@ class TextAECEnv(AECEnv[str, str, str]):
                 view[-1]["content"] = _joined(view[-1]["content"], text)
             else:
                 view.append({"role": "user", "content": text})
-            self._observations[agent] = _joined(self._observations[agent], text)
+            self._observe(agent, text)
+
+    def _observe(self, agent: str, text: str) -> None:
+        observation = _joined(self._observations[agent], text)
+        if len(observation) > self.max_text_length:  # our texts are too long for the setting
+            raise EnvConfigError(
+                f"{type(self).__name__}: an observation of {len(observation)} characters does "
+                f"not fit max_text_length={self.max_text_length}; raise max_text_length"
+            )
+        self._observations[agent] = observation
 
     def _refresh_infos(self) -> None:
         self.infos = {agent: self._info(agent) for agent in self.agents}
