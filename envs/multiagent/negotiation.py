@@ -137,7 +137,7 @@ class NegotiationEnv(TextAECEnv):
             return None, "both <accept> and <propose>"
         if accepts:
             if self._on_table is None:
-                return None, "<accept> with no proposal from the partner to accept"
+                return None, "<accept> with nothing to accept"
             return "accept", None
         if body is None:
             if re.search(r"<propose\b", reply, re.IGNORECASE):
