@@ -102,11 +102,9 @@ def play_multiagent(args: argparse.Namespace) -> int:
             env.reset(seed=seed)
             seed = None if seed is None else seed + 1
             for agent in env.agent_iter():
-                observation, _, terminated, truncated, _ = env.last()
+                observation, reward, terminated, truncated, _ = env.last()
                 if terminated or truncated:
-                    print(
-                        f"--- {agent}: {observation}\n[return {env._cumulative_rewards[agent]:.3f}]"
-                    )
+                    print(f"--- {agent}: {observation}\n[final reward {reward:.3f}]")
                     env.step(None)
                     continue
                 print(f"--- {agent} to move ---\n{observation}\n")

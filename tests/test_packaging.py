@@ -20,7 +20,7 @@ def test_import_does_not_pull_heavy_dependencies(module):
     code = (
         f"import sys, {module}\n"
         "heavy = [m for m in ('torch', 'transformers', 'docker', 'psycopg', 'datasets', 'sympy',"
-        " 'math_verify', 'sqlglot') if m in sys.modules]\n"
+        " 'math_verify', 'sqlglot', 'pettingzoo') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     result = subprocess.run(
