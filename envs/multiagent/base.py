@@ -218,7 +218,7 @@ class TextAECEnv(AECEnv[str, str, str]):
                 f"it understands {sorted(self.reset_options) or 'none'}",
                 stacklevel=2,
             )
-        self.task_id = None
+        self._started, self.agents, self.task_id = False, [], None  # a refused reset ends it
         openings = self._start(options)
         if set(openings) != set(self.possible_agents):
             raise RuntimeError(f"{type(self).__name__}._start must open every agent's view")

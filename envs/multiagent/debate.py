@@ -244,9 +244,6 @@ class DebateEnv(TextAECEnv):
             + "\n\nName the winner: <winner>A</winner> or <winner>B</winner>."
         )
 
-    def close(self) -> None:
-        self.task = None
-
 
 def _only_correct(verdicts: Mapping[str, Verdict]) -> str | None:
     correct = [debater for debater, verdict in verdicts.items() if verdict.is_correct]

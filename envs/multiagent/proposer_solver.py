@@ -187,9 +187,6 @@ class ProposerSolverEnv(TextAECEnv):
             info={PROPOSER: {"outcome": outcome, "solve_rate": solve_rate}},
         )
 
-    def close(self) -> None:
-        self.task = None
-
 
 def _learnability(solve_rate: float) -> tuple[str, float]:
     """Absolute Zero's proposer reward: 1 - p when some but not all solve it."""

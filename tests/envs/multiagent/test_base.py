@@ -197,3 +197,18 @@ def test_render_shows_each_agents_view():
     text = env.render()
     assert "===== player_0 =====" in text and "===== player_1 =====" in text
     assert "[assistant]\n4" in text
+
+
+def test_a_refused_reset_needs_a_new_reset_before_any_step():
+    from rlvr.envs.errors import EnvConfigError
+    from rlvr.envs.multiagent.negotiation import NegotiationEnv
+
+    env = NegotiationEnv()
+    env.reset(seed=0)
+    with pytest.raises(EnvConfigError):
+        env.reset(options={"counts": [9, 9, 9]})
+    with pytest.raises(ResetNeeded):
+        env.step("hello")
+    env.reset(seed=0)
+    env.step("hello")
+    assert env.agent_selection == "player_1"
