@@ -121,8 +121,9 @@ class TextAECEnv(AECEnv[str, str, str]):
         action_spaces: a space per agent where it is not a plain `TextSpace` (e.g. `MoveSpace`).
         system_prompt: first message of every agent's view, or None.
         render_mode: "ansi" (render returns every agent's view as text) or "human" (prints it).
-        max_text_length: longest observation/action in characters; another agent's reply is
-            relayed clipped to an eighth of it (`quote`).
+        max_text_length: the spaces' `max_length` in characters. Observations never exceed
+            it (another agent's reply is relayed clipped to an eighth of it, `quote`); a longer
+            reply is still played, never refused, as a policy wrote it.
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -306,15 +307,11 @@ class TextAECEnv(AECEnv[str, str, str]):
         """Nothing to release here; subclasses holding resources override it."""
 
     def check_action(self, agent: str, action: Any) -> None:
-        """Raise `NotTextError` / `ActionError` for an action that is not text of a length the
-        agent's action space holds. (Text the env cannot read is a move, judged as such.)"""
+        """Raise `NotTextError` for an action that is not text. Any text is a move, judged as
+        such: even one longer than the action space's `max_length` (what a policy generates is
+        never a crash; another agent reads it clipped by `quote`)."""
+        self._known(agent)
         require_text(action, f"{agent}'s action")
-        limit = self._action_spaces[self._known(agent)].max_length
-        if len(action) > limit:
-            raise ActionError(
-                f"{agent}'s action has {len(action)} characters, more than the action space's "
-                f"max_length {limit}; cap the generation length or raise max_text_length"
-            )
 
     # --- helpers for subclasses ------------------------------------------------------------------
 
