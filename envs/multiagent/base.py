@@ -223,19 +223,7 @@ class TextAECEnv(AECEnv[str, str, str]):
         openings = self._start(options)
         if set(openings) != set(self.possible_agents):
             raise RuntimeError(f"{type(self).__name__}._start must open every agent's view")
-        self.agents = list(self.possible_agents)
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        system = [] if self.system_prompt is None else [("system", self.system_prompt)]
-        self._views = {a: [{"role": r, "content": c} for r, c in system] for a in self.agents}
-        self._observations = dict.fromkeys(self.agents, "")
-        self._round_info = {a: {} for a in self.agents}
-        self._infra = set()
-        self._pending = {}
-        self._round = 0
-        self._skip_agent_selection = None
+        self._new_episode()
         self._tell(openings)
         self._next_round()
         self._started = True
@@ -338,6 +326,22 @@ class TextAECEnv(AECEnv[str, str, str]):
         return text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
 
     # --- bookkeeping -----------------------------------------------------------------------------
+
+    def _new_episode(self) -> None:
+        """Every agent live, nothing earned, each view holding only the system prompt."""
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        system = [] if self.system_prompt is None else [("system", self.system_prompt)]
+        self._views = {a: [{"role": r, "content": c} for r, c in system] for a in self.agents}
+        self._observations = dict.fromkeys(self.agents, "")
+        self._round_info = {a: {} for a in self.agents}
+        self._infra = set()
+        self._pending = {}
+        self._round = 0
+        self._skip_agent_selection = None
 
     def _resolve(self, last_mover: str) -> None:
         moves, self._pending = self._pending, {}

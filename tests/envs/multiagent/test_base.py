@@ -212,3 +212,13 @@ def test_a_refused_reset_needs_a_new_reset_before_any_step():
     env.reset(seed=0)
     env.step("hello")
     assert env.agent_selection == "player_1"
+
+
+def test_a_system_prompt_opens_every_view():
+    env = HighCardEnv(system_prompt="Be brief.")
+    env.reset(seed=0)
+    env.step("3")
+    for agent in env.possible_agents:
+        view = env.view(agent)
+        assert view[0] == {"role": "system", "content": "Be brief."}
+        assert view[1]["role"] == "user" and view[1]["content"].startswith("Your secret bonus")
