@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import pytest
 from gymnasium.utils.env_checker import data_equivalence
@@ -21,28 +20,18 @@ from rlvr.envs.multiagent import (
     spec,
 )
 from rlvr.envs.registration import multiagent_env_ids
+from tests.test_registered_envs import CARD_SECTIONS as SINGLE_AGENT_CARD_SECTIONS
 
 ENV_IDS = multiagent_env_ids()
 INFO_KEYS = {"task_id", "messages", "turn", "to_move", "infra_error"}
-CARD_SECTIONS = (
-    "Description",
-    "Agents",
-    "Action Space",
-    "Observation Space",
-    "Rewards",
-    "Starting State",
-    "Episode End",
-    "Arguments",
-    "Version History",
-)
+CARD_SECTIONS = ("Description", "Agents", *SINGLE_AGENT_CARD_SECTIONS[1:])
 
-
-@pytest.fixture(autouse=True)
-def _quiet_pettingzoo_advice():
-    # api_test warns that text is not a NumPy array / Box space: advice for numeric envs.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
+# api_test warns that text is not a NumPy array / Box space (advice for numeric envs), and
+# resets with options={"options": 1}, which our envs warn about.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::UserWarning:pettingzoo"),
+    pytest.mark.filterwarnings("ignore:.*ignores unknown reset options \\['options'\\]"),
+]
 
 
 def test_the_builtin_envs_are_registered():

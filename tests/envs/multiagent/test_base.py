@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
@@ -14,13 +12,12 @@ from rlvr.envs.multiagent import MoveSpace, TextObservation, TextParallelEnv
 from rlvr.envs.multiagent.connect4 import Connect4Env
 from tests.envs.multiagent.toy import HighCardEnv
 
-
-@pytest.fixture(autouse=True)
-def _quiet_pettingzoo_advice():
-    # api_test warns that text is not a NumPy array / Box space: advice for numeric envs.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
+# api_test warns that text is not a NumPy array / Box space (advice for numeric envs), and
+# resets with options={"options": 1}, which our envs warn about.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::UserWarning:pettingzoo"),
+    pytest.mark.filterwarnings("ignore:.*ignores unknown reset options \\['options'\\]"),
+]
 
 
 def test_a_simultaneous_env_passes_pettingzoo_tests_in_both_apis():

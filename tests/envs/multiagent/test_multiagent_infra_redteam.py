@@ -8,14 +8,11 @@ whose workers die on everything must still flag the agents whose reward depends 
 
 from __future__ import annotations
 
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from rlvr.envs.multiagent.debate import DebateEnv
 from rlvr.envs.multiagent.proposer_solver import ProposerSolverEnv
-from rlvr.verifiers.math import pool as pool_module
-from rlvr.verifiers.math.pool import WorkerPool
-from tests.envs.test_math_infra_redteam import ANSWERS, REPLIES
+from tests.envs.test_math_infra_redteam import ANSWERS, REPLIES, pool_whose_workers_die
 
 SYMBOLIC = {"prompt": "Simplify 2/sqrt(2).", "answer": "\\sqrt{2}"}  # checked in a worker
 
@@ -64,9 +61,7 @@ def test_no_proposer_or_solver_reply_makes_an_infrastructure_error():
 
 
 def test_a_checker_that_dies_on_everything_still_flags_the_debaters(monkeypatch):
-    dies = "import sys\nprint('{\"ready\": true}', flush=True)\nsys.stdin.readline()\nsys.exit(3)"
-    broken = WorkerPool(1, command=(sys.executable, "-c", dies), canary_timeout=5)
-    monkeypatch.setattr(pool_module, "get_pool", lambda: broken)
+    broken = pool_whose_workers_die(monkeypatch)
     try:
         result = debate("\\boxed{\\sqrt{3}}")
     finally:
