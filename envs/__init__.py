@@ -8,7 +8,14 @@ is imported until `gym.make` builds one.
 
 from rlvr.envs.checker import EnvCheckError, check_env
 from rlvr.envs.core import Outcome, Start, TextEnv, format_conversation
-from rlvr.envs.errors import DatasetError, EnvConfigError, EnvError, ResetNeeded
+from rlvr.envs.errors import (
+    ActionError,
+    DatasetError,
+    EnvConfigError,
+    EnvError,
+    NotTextError,
+    ResetNeeded,
+)
 from rlvr.envs.judge import Judge, TaskJudge
 from rlvr.envs.registration import register_builtin_envs, register_task_env, rlvr_env_ids
 from rlvr.envs.spaces import TextSpace
@@ -27,12 +34,14 @@ from rlvr.verifiers.types import Status, Task, Verdict
 register_builtin_envs()
 
 __all__ = [
+    "ActionError",
     "DatasetError",
     "EnvCheckError",
     "EnvConfigError",
     "EnvError",
     "Judge",
     "ListSource",
+    "NotTextError",
     "Outcome",
     "Problem",
     "ProceduralSource",

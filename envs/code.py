@@ -107,7 +107,9 @@ class CodeEnv(TextEnv):
                 )
             tasks = ListSource(builtin_tasks(difficulty), name="rlvr-code")
         else:
-            options.refuse_replaced({"difficulty": difficulty, "split": split})
+            options.refuse_replaced(
+                {"difficulty": difficulty, "split": split}, what="built-in tasks"
+            )
         try:
             config = UnitTestConfig(
                 scoring=scoring,

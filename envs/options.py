@@ -86,7 +86,7 @@ def number(
 
 
 def refuse_replaced(
-    given: Mapping[str, Any], *, what: str = "built-in tasks", hint: str = ""
+    given: Mapping[str, Any], *, what: str = "built-in generator", hint: str = ""
 ) -> None:
     """Refuse settings of a family's `what` beside `tasks=`, which replaces them: `given` maps
     each setting's name to its value, None meaning unset."""

@@ -33,6 +33,11 @@ class TransportClosed(Exception):
     """The worker's streams ended (it exited or was killed)."""
 
 
+class WorkerLost(Exception):
+    """The worker was gone before it took the run (it never acknowledged it): nothing of the run
+    happened, so the run may go to a fresh worker. Raised by `WorkerConnection.run`."""
+
+
 class Transport:
     """Bytes to and from one worker. Subclasses implement the four methods."""
 
@@ -95,15 +100,18 @@ class PipeTransport(Transport):
         if remaining <= 0:
             return []
         ready, _, _ = select.select(list(self.streams), [], [], remaining)
-        chunks = []
+        # Every stream's bytes before the end of any: a dying worker's last frames (its
+        # "taken") say whether it had the run.
+        chunks, ended = [], False
         for fd in ready:
             data = os.read(fd, 1 << 20)
             if data:
                 chunks.append((self.streams[fd], data))
             else:
                 del self.streams[fd]
-                if not chunks:
-                    raise TransportClosed("the sandbox worker exited")
+                ended = True
+        if ended and not chunks:
+            raise TransportClosed("the sandbox worker exited")
         return chunks
 
     def kill(self) -> None:
@@ -196,13 +204,15 @@ class WorkerConnection:
     # --- one run --------------------------------------------------------------------------------
 
     def run(self, request: ExecRequest) -> ExecResult:
-        """Run `request`; any worker failure becomes a result and marks this worker dead."""
+        """Run `request`; any worker failure becomes a result and marks this worker dead, except
+        a worker found dead before it took the run: that raises `WorkerLost`."""
         limits = request.limits
         header, blobs = request_to_wire(request)
         backstop = limits.wall_time + BACKSTOP_GRACE
         deadline = time.monotonic() + limits.wall_time + HOST_GRACE
         self.runs += 1
         command = RUN_COMMAND + struct.pack(">Q", int(backstop * 1000))
+        taken = False
         try:
             self.transport.send(command + encode_frame(header, blobs), deadline)
             result = done = None
@@ -218,7 +228,9 @@ class WorkerConnection:
                     if result is not None:
                         raise ProtocolError("two results for one run")
                     result = frame
-                elif done is not None:
+                elif frame[0].get("op") == "taken" and not taken and done is None:
+                    taken = True
+                elif done is not None or not taken:
                     raise ProtocolError(f"unexpected control message {frame[0]}")
                 else:
                     done = frame[0]
@@ -228,6 +240,11 @@ class WorkerConnection:
                 self.kill()
                 return ExecResult.sandbox_error("the run was cancelled", backend=self.backend)
             self.alive = False
+            if not taken:  # dead before our request reached it (killed from outside, say)
+                why = self.transport.describe_exit()
+                self.kill()
+                message = f"the sandbox worker was gone before it took the run ({why})"
+                raise WorkerLost(message) from None
             if self.oom_check is not None and self.oom_check():
                 return ExecResult(
                     status=ProgramStatus.OOM,

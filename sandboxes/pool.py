@@ -7,7 +7,11 @@
   because bubblewrap's `--die-with-parent` follows the thread that started it.
 - Jobs queue per client (per `Executor` handle) and slots serve clients round-robin, so one
   environment submitting a thousand runs cannot starve another. A job's limits start counting
-  only when a worker starts its program: queueing never eats into a submission's time.
+  only when a worker starts its program: queueing never eats into a submission's time, and
+  neither does it count towards deciding that the sandbox is stuck (`Job.result`).
+- A worker proves it is alive by acknowledging each run before anything of the run happens. One
+  that died while idle (a container killed from outside, say) never acknowledges: it is replaced
+  and the run goes to the fresh worker, so a dead worker is never the run's infrastructure error.
 - Cancellation (asyncio task cancelled, KeyboardInterrupt in `run`) removes a queued job, or kills
   the worker running it; the slot then starts a fresh worker. Closing the pool, and interpreter
   exit, kill every worker: no orphaned processes or containers.
@@ -28,11 +32,16 @@ import weakref
 from collections import deque
 from typing import Any
 
-from rlvr.sandboxes.connection import WorkerConnection
+from rlvr.sandboxes.connection import WorkerConnection, WorkerLost
 from rlvr.sandboxes.errors import SandboxClosed, SandboxConfigError
 from rlvr.sandboxes.types import ExecRequest, ExecResult, Limits
 
 logger = logging.getLogger(__name__)
+
+# A run with no result this many seconds past its wall time, counted from when a worker took it,
+# means the slot is stuck (the worker's own deadline, a few seconds past the wall time, failed).
+STUCK_GRACE = 30.0
+QUEUE_POLL = 1.0  # how often a queued job checks that the pool still serves jobs
 
 
 def default_workers() -> int:
@@ -86,13 +95,63 @@ class Job:
         self.request = request
         self.future: concurrent.futures.Future[ExecResult] = concurrent.futures.Future()
         self.submitted = time.monotonic()
+        self.started: float | None = None
+        """When a worker took the job (time.monotonic()); None while it waits for one."""
         self.state = "queued"
         self.worker: WorkerConnection | None = None
         self.cancelled = False
+        self._taken = threading.Event()  # a worker took the job, or it ended
+        self.future.add_done_callback(lambda _: self._taken.set())
 
     def cancel(self) -> None:
         """Drop the job if queued; kill its worker if running (the slot starts a fresh one)."""
         self.pool.cancel(self)
+
+    def mark_taken(self) -> None:
+        """Called by the slot handing the job to a worker: from now on, its clock runs."""
+        self.started = time.monotonic()
+        self._taken.set()
+
+    def wait_taken(self, grace: float = STUCK_GRACE) -> bool:
+        """Block while the job waits for a worker, however long the queue: True once a worker
+        has taken it (or it ended), False if every slot of the pool is stuck (`stalled`)."""
+        while not self._taken.wait(QUEUE_POLL):
+            if self.pool.stalled(grace):
+                return False
+        return True
+
+    def result(self, grace: float = STUCK_GRACE) -> ExecResult:
+        """Wait for the result, however long the job waits in the queue.
+
+        Once a worker has the job, the wait ends `grace` seconds past the run's wall time: a
+        run that long without a result means the sandbox is stuck, and the result is then a
+        sandbox error (the job is cancelled, its worker killed). Time spent queued never
+        counts; a queued job gives up only when every slot of the pool is stuck.
+        """
+        if not self.wait_taken(grace):
+            return self._give_up("every worker of the pool is stuck on an earlier run")
+        limit = self.request.limits.wall_time + grace
+        while True:
+            started = self.started  # None again while a lost worker is being replaced
+            wait = QUEUE_POLL if started is None else started + limit - time.monotonic()
+            try:
+                return self.future.result(timeout=max(wait, 0.0))
+            except concurrent.futures.TimeoutError:
+                pass
+            started = self.started
+            if started is not None and time.monotonic() >= started + limit:
+                return self._give_up(f"no result {limit:g}s after a worker took the run")
+
+    def _give_up(self, why: str) -> ExecResult:
+        self.cancel()
+        if self.future.done() and not self.future.cancelled():
+            return self.future.result()  # it ended after all
+        logger.error("%s sandbox is stuck: %s", self.pool.backend.name, why)
+        return ExecResult.sandbox_error(
+            f"the sandbox is stuck: {why}",
+            backend=self.pool.backend.name,
+            queued=(self.started or time.monotonic()) - self.submitted,
+        )
 
 
 class WorkerPool:
@@ -107,6 +166,7 @@ class WorkerPool:
         self._queues: dict[int, deque[Job]] = {}
         self._turns: deque[int] = deque()  # clients with queued jobs, in round-robin order
         self._threads: list[threading.Thread] = []
+        self._running: dict[int, Job] = {}  # slot -> the job it is running
         self._workers: set[WorkerConnection] = set()
         self._ready = 0
         self._closed = False
@@ -171,7 +231,24 @@ class WorkerPool:
             self._threads.append(thread)
             thread.start()
 
-    def _take(self) -> Job | None:
+    def stalled(self, grace: float = STUCK_GRACE) -> bool:
+        """True when no slot will take another job: each is gone, or stuck on a run that has
+        had a worker for `grace` seconds past its wall time without ending."""
+        now = time.monotonic()
+        with self._cond:
+            if self._closed or not self._threads:
+                return False  # closing answers every queued job itself
+            for slot, thread in enumerate(self._threads):
+                job = self._running.get(slot)
+                started = job.started if job is not None else None
+                if started is None:
+                    if thread.is_alive():  # free, or starting a worker (bounded by its timeout)
+                        return False
+                elif now < started + job.request.limits.wall_time + grace:
+                    return False
+            return True
+
+    def _take(self, slot: int) -> Job | None:
         with self._cond:
             while not self._turns and not self._closed:
                 self._cond.wait()
@@ -185,7 +262,14 @@ class WorkerPool:
             else:
                 del self._queues[client]
             job.state = "running"
+            self._running[slot] = job
             return job
+
+    def _done(self, slot: int, job: Job) -> None:
+        with self._cond:
+            job.state = "done"
+            job.worker = None
+            self._running.pop(slot, None)
 
     # --- the slot threads -----------------------------------------------------------------------
 
@@ -195,26 +279,18 @@ class WorkerPool:
             self._ready += 1
             self._cond.notify_all()
         while True:
-            job = self._take()
+            job = self._take(slot)
             if job is None:
                 break
             if not job.future.set_running_or_notify_cancel():
+                self._done(slot, job)
                 continue
             queued = time.monotonic() - job.submitted
             if self.backend.needs_fresh_worker(job.request):
                 result = self._run_fresh(slot, job)
             else:
-                if worker is None or not worker.healthy():
-                    if worker is not None:
-                        self._forget(worker)
-                    worker, start_error = self._start(slot)
-                if worker is None:
-                    result = ExecResult.sandbox_error(start_error, backend=self.backend.name)
-                else:
-                    result = self._run_on(worker, job)
-            with self._cond:
-                job.state = "done"
-                job.worker = None
+                result, worker, start_error = self._run_warm(slot, job, worker, start_error)
+            self._done(slot, job)
             job.future.set_result(dataclasses.replace(result, queued=queued))
             if worker is not None and not worker.alive:
                 self._forget(worker)
@@ -223,32 +299,77 @@ class WorkerPool:
             worker.kill()
             self._forget(worker)
 
+    def _run_warm(
+        self, slot: int, job: Job, worker: WorkerConnection | None, start_error: str
+    ) -> tuple[ExecResult, WorkerConnection | None, str]:
+        """Run `job` on the slot's warm worker (started afresh if it is gone); a worker that
+        turns out to be dead when handed the job is replaced and the job given to the new one.
+        Returns the result, and the slot's worker and start error from now on."""
+        lost: WorkerLost | None = None
+        for _ in range(2):
+            if worker is None or not worker.healthy():
+                if worker is not None:
+                    self._forget(worker)
+                worker, start_error = self._start(slot)
+            if worker is None:
+                error = ExecResult.sandbox_error(start_error, backend=self.backend.name)
+                return error, None, start_error
+            try:
+                return self._run_on(worker, job), worker, start_error
+            except WorkerLost as exc:
+                lost = exc
+                self._forget(worker)
+                worker = None
+        return self._lost_twice(lost), None, start_error
+
+    def _run_fresh(self, slot: int, job: Job) -> ExecResult:
+        lost: WorkerLost | None = None
+        for _ in range(2):
+            worker, error = self._start(slot, job.request.limits)
+            if worker is None:
+                return ExecResult.sandbox_error(error, backend=self.backend.name)
+            try:
+                return self._run_on(worker, job)
+            except WorkerLost as exc:
+                lost = exc
+            finally:
+                worker.kill()
+                self._forget(worker)
+        return self._lost_twice(lost)
+
+    def _lost_twice(self, lost: WorkerLost | None) -> ExecResult:
+        message = f"two sandbox workers in a row could not take the run: {lost}"
+        logger.warning(message)
+        return ExecResult.sandbox_error(message, backend=self.backend.name)
+
     def _run_on(self, worker: WorkerConnection, job: Job) -> ExecResult:
+        """Run `job` on `worker`; raises `WorkerLost` if the worker never took it (nothing of
+        the job ran: the caller may give it to another worker)."""
         with self._cond:
             job.worker = worker
             cancelled = job.cancelled
         if cancelled:
             worker.kill()
             return ExecResult.sandbox_error("cancelled", backend=self.backend.name)
+        job.mark_taken()
         try:
             self.backend.prepare(worker, job.request)
+        except Exception as exc:  # e.g. a Docker API call on a container that died meanwhile
+            logger.warning("%s sandbox: preparing a worker failed: %s", self.backend.name, exc)
+            worker.kill()
+            job.started = None
+            raise WorkerLost(f"preparing the worker failed: {type(exc).__name__}: {exc}") from None
+        try:
             return worker.run(job.request)
+        except WorkerLost:
+            job.started = None
+            raise
         except Exception as exc:  # the executor boundary: our failure becomes a sandbox error
             logger.exception("%s sandbox failed to run a request", self.backend.name)
             worker.kill()
             return ExecResult.sandbox_error(
                 f"{type(exc).__name__}: {exc}", backend=self.backend.name
             )
-
-    def _run_fresh(self, slot: int, job: Job) -> ExecResult:
-        worker, error = self._start(slot, job.request.limits)
-        if worker is None:
-            return ExecResult.sandbox_error(error, backend=self.backend.name)
-        try:
-            return self._run_on(worker, job)
-        finally:
-            worker.kill()
-            self._forget(worker)
 
     def _start(
         self, slot: int, limits: Limits | None = None
@@ -359,9 +480,10 @@ class Executor:
         return self._current_pool().submit(self._client, request)
 
     def run(self, request: ExecRequest) -> ExecResult:
+        """Run `request` and wait for its result (see `Job.result`: queueing is never charged)."""
         job = self.submit(request)
         try:
-            return job.future.result()
+            return job.result()
         except BaseException:
             job.cancel()
             raise

@@ -20,7 +20,9 @@ Process tree inside the sandbox, and why:
 - If the program stops or kills its supervisor, the zygote's own deadline still ends the run.
 
 Streams: the host writes commands and requests to stdin; the supervisor writes one result frame
-to stdout; the zygote writes control frames (ready, done) to stderr. A frame is
+to stdout; the zygote writes control frames (ready, taken, done) to stderr. `taken` goes out as
+soon as the zygote has read a run command, before anything of the run happens: a worker that
+dies before saying it never had the run, which the host may then give to a fresh worker. A frame is
 `b"RLVR" + 4-byte big-endian header length + JSON header + blobs`, blob sizes listed in the
 header under "blobs".
 """
@@ -40,7 +42,7 @@ import sys
 import time
 
 MAGIC = b"RLVR"
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 RUN_COMMAND = b"R"
 COMMAND_SIZE = 9  # b"R" + 8-byte deadline in milliseconds
 MAX_HEADER = 1 << 20
@@ -305,6 +307,7 @@ class Zygote:
             if command[:1] != RUN_COMMAND:
                 return 3
             (deadline_ms,) = struct.unpack(">Q", command[1:])
+            self.send_control({"op": "taken"})
             try:
                 self.run_one(deadline_ms / 1000.0)
             except HostGone:

@@ -53,7 +53,7 @@ class SQLAudit:
         tree = sqlglot.parse_one(gold, read="sqlite")
         probes = [Probe(item, style, True, reply) for style, reply in self._right(gold, tree)]
         databases = [task.metadata["db_id"], *task.metadata.get("test_suite", [])]
-        catalog = env.tasks.catalog
+        catalog = env.judge.tasks.catalog
         rng = np.random.default_rng(item)
         for style, candidates in (
             ("changed filter", changed_filters(tree, rng)),

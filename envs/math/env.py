@@ -90,16 +90,8 @@ class MathEnv(TextEnv):
         require_simplified: bool = True,
         render_mode: str | None = None,
     ) -> None:
-        if tasks is None:
-            tasks = procedural_source(
-                split=split, difficulty=difficulty, families=families, seed=seed
-            )
-        else:
-            options.refuse_replaced(
-                {"split": split, "difficulty": difficulty, "families": families, "seed": seed}
-            )
         judge = MathJudge(
-            tasks,
+            math_tasks(tasks, split=split, difficulty=difficulty, families=families, seed=seed),
             timeout=timeout,
             require_simplified=require_simplified,
             system_prompt=system_prompt,
@@ -136,6 +128,24 @@ class MathJudge(TaskJudge):
 
     def reference_reply(self, task: Task) -> str:
         return f"The answer is \\boxed{{{gold_text(task)}}}."
+
+
+def math_tasks(
+    tasks: TaskSource | Iterable[Task | Mapping[str, Any]] | None,
+    *,
+    split: str | None = None,
+    difficulty: int | Sequence[int] | None = None,
+    families: str | Sequence[str] | None = None,
+    seed: int | None = None,
+) -> TaskSource | Iterable[Task | Mapping[str, Any]]:
+    """`tasks`, or the procedural source when it is None; the generator's settings are refused
+    beside `tasks`, which replaces the generator."""
+    if tasks is None:
+        return procedural_source(split=split, difficulty=difficulty, families=families, seed=seed)
+    options.refuse_replaced(
+        {"split": split, "difficulty": difficulty, "families": families, "seed": seed}
+    )
+    return tasks
 
 
 def procedural_source(

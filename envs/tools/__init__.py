@@ -5,7 +5,14 @@ from rlvr.envs.errors import ToolError, ToolInfraError
 from rlvr.envs.tools.calculator import CalculatorError, calculator_tool, evaluate
 from rlvr.envs.tools.env import ToolEnv, ToolUse, VerifiableToolEnv
 from rlvr.envs.tools.parsing import ParsedReply, ToolCall, format_tool_call, parse_tool_calls
-from rlvr.envs.tools.tool import Tool, Toolbox, ToolResult, tool, validate_arguments
+from rlvr.envs.tools.tool import (
+    Tool,
+    Toolbox,
+    ToolResult,
+    off_the_clock,
+    tool,
+    validate_arguments,
+)
 
 __all__ = [
     "CalculatorError",
@@ -22,6 +29,7 @@ __all__ = [
     "calculator_tool",
     "evaluate",
     "format_tool_call",
+    "off_the_clock",
     "parse_tool_calls",
     "tool",
     "validate_arguments",

@@ -14,19 +14,23 @@
 
 `Toolbox.call` runs a call and always returns a `ToolResult`: unknown tools, arguments that do
 not match the schema, exceptions and time-outs become error messages for the agent, never
-exceptions for the episode.
+exceptions for the episode. A call's time limit counts only the time it works: a tool that waits
+for a shared resource (a free sandbox worker) does so inside `with off_the_clock():`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import inspect
 import json
 import logging
 import re
 import threading
+import time
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,13 +66,16 @@ class Tool:
     parameters: Mapping[str, Any]
     function: Callable[..., Any]
     timeout: float | None = None
-    """Seconds the call may take (None: the env's default). A Python function cannot be stopped
-    from outside: after the limit the agent gets an error and the call is abandoned, so tools that
-    can hang must also bound themselves (a subprocess, a socket timeout)."""
+    """Seconds the call may take (None: the env's default), not counting time it spends waiting
+    `off_the_clock()`. A Python function cannot be stopped from outside: after the limit the
+    agent gets an error and the call is abandoned, so tools that can hang must also bound
+    themselves (a subprocess, a socket timeout)."""
     slow_is_infra: bool = False
     """True when no call the agent can write takes long (the tool bounds the agent's part
     itself: a sandbox's time limit, a web site's request sizes): going over `timeout` then
-    means our machinery stalled, and the step is an infrastructure error, not the agent's."""
+    means our machinery stalled, and the step is an infrastructure error, not the agent's. Such
+    a tool must wait for shared resources `off_the_clock()`: a queue that other envs fill is
+    neither the agent's doing nor a failure."""
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -354,11 +361,67 @@ def _as_text(value: Any) -> str:
         return repr(value)
 
 
+class CallClock:
+    """Seconds a tool call has been working: time since it started, less time spent waiting
+    `off_the_clock()`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._started = time.monotonic()
+        self._off = 0.0  # seconds spent off the clock, in finished waits
+        self._off_since: float | None = None
+        self._depth = 0
+
+    def elapsed(self) -> float:
+        now = time.monotonic()
+        with self._lock:
+            off = self._off + (now - self._off_since if self._off_since is not None else 0.0)
+            return now - self._started - off
+
+    def stop(self) -> None:
+        with self._lock:
+            self._depth += 1
+            if self._depth == 1:
+                self._off_since = time.monotonic()
+
+    def resume(self) -> None:
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0 and self._off_since is not None:
+                self._off += time.monotonic() - self._off_since
+                self._off_since = None
+
+
+_CLOCK: contextvars.ContextVar[CallClock | None] = contextvars.ContextVar(
+    "rlvr_tool_call_clock", default=None
+)
+
+
+@contextlib.contextmanager
+def off_the_clock() -> Iterator[None]:
+    """Inside a tool: time spent in this block does not count against the call's time limit.
+
+    For waits on shared resources that say nothing about the agent's call, such as a free worker
+    of a sandbox pool that many environments share. Outside a Toolbox call it does nothing."""
+    clock = _CLOCK.get()
+    if clock is None:
+        yield
+        return
+    clock.stop()
+    try:
+        yield
+    finally:
+        clock.resume()
+
+
 def _call_with_timeout(function: Callable[..., Any], arguments: Mapping[str, Any], timeout: float):
-    """Run `function(**arguments)` in a daemon thread; `TimeoutError` if it is still running."""
+    """Run `function(**arguments)` in a daemon thread; `TimeoutError` if it is still running
+    after `timeout` seconds of work (its waits `off_the_clock()` not counted)."""
     box: dict[str, Any] = {}
+    clock = CallClock()
 
     def target() -> None:
+        _CLOCK.set(clock)  # a new thread starts with a context of its own
         try:
             box["value"] = function(**arguments)
         except BaseException as exc:  # handed to the caller below
@@ -366,9 +429,11 @@ def _call_with_timeout(function: Callable[..., Any], arguments: Mapping[str, Any
 
     thread = threading.Thread(target=target, name="rlvr-tool", daemon=True)
     thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
-        raise TimeoutError
+    while thread.is_alive():
+        left = timeout - clock.elapsed()
+        if left <= 0:
+            raise TimeoutError
+        thread.join(left)
     if "error" in box:
         raise box["error"]
     return box["value"]

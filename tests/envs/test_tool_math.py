@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 
 import gymnasium as gym
@@ -12,9 +14,12 @@ import pytest
 import rlvr  # noqa: F401
 from rlvr.envs import EnvConfigError, Task, check_env
 from rlvr.envs.tool_math import NumericAnswerVerifier, ToolMathEnv
-from rlvr.envs.tools import format_tool_call
+from rlvr.envs.tools import Toolbox, ToolCall, format_tool_call
 from rlvr.envs.tools.calculator import evaluate, format_number
+from rlvr.envs.tools.python import PythonRunner
+from rlvr.sandboxes import get_executor
 from tests.conftest import require_service
+from tests.sandboxes.conftest import require_local_sandbox
 
 
 def test_passes_check_env():
@@ -186,3 +191,19 @@ def test_python_code_with_lone_surrogates_is_the_agents_error_not_ours(python_en
     python_env.reset(seed=0)
     observation, _, terminated, _, info = python_env.step(reply)
     assert "not valid Unicode" in observation and not terminated and not info["infra_error"]
+
+
+def test_python_calls_waiting_for_a_shared_worker_are_never_infrastructure_errors():
+    # Eight envs call python at once and share one sandbox worker; every program runs close to
+    # its 1 s limit, so the last call waits some 6 s for the worker. The tool's deadline (here
+    # 2 s past the limit, to keep the test short; 30 s by default) must start when a worker
+    # takes the program: the queue is other envs' doing, not this agent's, nor a stalled sandbox.
+    require_local_sandbox()
+    with get_executor("local", workers=1, shared=False) as executor:
+        executor.warm_up()
+        runner = PythonRunner(time_limit=1.0, executor=executor)
+        python = dataclasses.replace(runner.tool(), timeout=3.0)
+        call = ToolCall("python", {"code": "import time\ntime.sleep(0.8)\nprint('done')"})
+        with ThreadPoolExecutor(8) as envs:
+            results = list(envs.map(lambda _: Toolbox([python]).call(call), range(8)))
+    assert [(result.content, result.infra_error) for result in results] == [("done", False)] * 8

@@ -22,6 +22,7 @@ from rlvr.envs.tools import (
     VerifiableToolEnv,
     calculator_tool,
     evaluate,
+    off_the_clock,
     parse_tool_calls,
     tool,
     validate_arguments,
@@ -255,6 +256,21 @@ def test_a_tool_that_cannot_be_slow_by_the_agents_doing_times_out_as_an_infra_er
     assert not agents.infra_error and agents.content == "Error: fetch timed out after 0.1 s"
     ours = box.call(ToolCall("site", {"seconds": 1}))
     assert ours.infra_error and ours.content.startswith("Error: the tool is unavailable")
+
+
+def test_time_a_tool_waits_off_the_clock_never_counts_against_its_limit():
+    def queued(wait: float, work: float) -> str:
+        with off_the_clock():  # e.g. waiting for a free worker that other envs keep busy
+            time.sleep(wait)
+        time.sleep(work)
+        return "done"
+
+    box = Toolbox([Tool.from_function(queued, timeout=0.3)])
+    assert box.call(ToolCall("queued", {"wait": 0.6, "work": 0.1})).content == "done"
+    late = box.call(ToolCall("queued", {"wait": 0.1, "work": 1.0}))
+    assert late.content == "Error: queued timed out after 0.3 s"
+    with off_the_clock():  # outside a Toolbox call it does nothing
+        pass
 
 
 # --- the ToolEnv loop ----------------------------------------------------------------------------

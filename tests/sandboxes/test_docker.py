@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import pytest
@@ -68,6 +70,19 @@ def test_a_vanished_container_is_replaced(docker_executor):
     time.sleep(0.5)
     result = docker_executor.run(ExecRequest(code="print(2)"))
     assert result.ok and result.stdout_text == "2\n"
+
+
+def test_a_container_killed_while_idle_never_fails_the_next_run(docker_executor):
+    # Killed from outside between runs (its pid 1 gets SIGKILL, as with `docker kill`), and the
+    # next run comes at once, before the engine has closed the container's stream: that worker
+    # never takes the run, so a fresh container runs it.
+    for _ in range(2):
+        assert docker_executor.run(ExecRequest(code="print(1)")).ok
+        for container in containers_of(docker_executor):
+            container.reload()
+            os.kill(container.attrs["State"]["Pid"], signal.SIGKILL)
+        result = docker_executor.run(ExecRequest(code="print(2)"))
+        assert result.ok and result.stdout_text == "2\n", result.describe()
 
 
 def test_a_container_killed_mid_run_is_a_sandbox_error_and_the_pool_heals(docker_image):

@@ -7,13 +7,17 @@ import asyncio
 import os
 import random
 import signal
+import subprocess
+import sys
 import threading
 import time
 
 import pytest
 
 from rlvr.sandboxes import ExecRequest, Executor, Limits, SandboxClosed, get_executor
+from rlvr.sandboxes.connection import PipeTransport, TransportClosed
 from rlvr.sandboxes.errors import SandboxConfigError
+from rlvr.sandboxes.worker import encode_frame
 from tests.sandboxes.conftest import require_local_sandbox
 
 
@@ -149,6 +153,71 @@ def test_a_dead_worker_is_replaced(single):
     time.sleep(0.2)
     result = single.run(ExecRequest(code="print(2)"))
     assert result.ok and result.stdout_text == "2\n"
+
+
+def test_a_worker_killed_while_idle_never_fails_the_next_run(single):
+    # The zygote is killed from outside between runs and the next run comes at once, before
+    # bubblewrap has even exited: that worker never takes the run, so a fresh worker runs it.
+    for _ in range(3):
+        assert single.run(ExecRequest(code="print(1)")).ok
+        (worker,) = single._pool._workers
+        for pid in worker_pids(single) - {worker.transport.process.pid}:
+            os.kill(pid, signal.SIGKILL)
+        result = single.run(ExecRequest(code="print(2)"))
+        assert result.ok and result.stdout_text == "2\n", result.describe()
+
+
+def test_what_a_dying_worker_wrote_is_read_before_its_end():
+    # A worker that said it took the run and died at once: its last words and the end of both
+    # streams arrive together. Read in the wrong order, it would look as if it never took the
+    # run, and the run (which may have started) would be given to another worker.
+    taken = encode_frame({"op": "taken"})
+    dies = f"import sys\nsys.stderr.buffer.write({taken!r})"
+    process = subprocess.Popen(
+        [sys.executable, "-c", dies],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    process.wait()
+    transport = PipeTransport(process)
+    assert transport.receive(time.monotonic() + 5) == [("control", taken)]
+    with pytest.raises(TransportClosed):
+        transport.receive(time.monotonic() + 5)
+    transport.kill()
+
+
+def test_waiting_for_a_result_never_counts_the_time_queued(single):
+    request = ExecRequest(code="import time; time.sleep(0.5)", limits=Limits(wall_time=1))
+    jobs = [single.submit(request) for _ in range(4)]
+    results = [job.result(grace=0.3) for job in jobs]  # gives up 1.3 s after a worker took it
+    assert all(result.ok for result in results), [result.describe() for result in results]
+    assert results[-1].queued > 1.3
+
+
+def test_a_stuck_slot_is_a_sandbox_error_counted_from_when_it_took_the_run(monkeypatch):
+    # A backend call that hangs (as a Docker API call can) leaves the slot stuck: its run gives
+    # up its wall time plus the grace after the slot took it, and a run queued behind it gives
+    # up once every slot is stuck, instead of waiting forever.
+    executor = get_executor("local", workers=1, shared=False)
+    executor.warm_up()
+    backend, release = executor._pool.backend, threading.Event()
+    prepare = backend.prepare
+    monkeypatch.setattr(backend, "prepare", lambda *args: (release.wait(), prepare(*args)))
+    try:
+        request = ExecRequest(code="print(1)", limits=Limits(wall_time=0.5))
+        stuck, queued = executor.submit(request), executor.submit(request)
+        first = stuck.result(grace=0.5)
+        waited = time.monotonic() - stuck.started
+        second = queued.result(grace=0.5)
+        assert first.infra_error and "no result 1s after a worker took the run" in first.error
+        assert 1.0 <= waited < 3
+        assert second.infra_error and "every worker of the pool is stuck" in second.error
+        release.set()
+        assert executor.run(ExecRequest(code="print('healed')")).stdout_text == "healed\n"
+    finally:
+        release.set()
+        executor.close()
 
 
 def test_a_worker_killed_mid_run_is_a_sandbox_error_and_the_pool_heals(single):

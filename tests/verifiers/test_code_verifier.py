@@ -260,7 +260,21 @@ HACKS = {
         "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\ndef add(a, b):\n    return a + b"
     ),
     "syntax error": "def add(a, b)\n    return a + b",
+    "lower the harness's limits": (
+        "import os, resource\nresource.prlimit(os.getppid(), resource.RLIMIT_AS, (1, 1))\n"
+        "resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (3, 3))\n"
+        "def add(a, b):\n    return 0"
+    ),
 }
+
+# Lowers the address space of its parent (the runner: same uid, so prlimit works) to what it
+# uses now, so that the runner can no longer map a C extension: `import bz2` then fails.
+SHRINK_THE_RUNNER = (
+    "import os, resource\n"
+    "with open(f'/proc/{os.getppid()}/status') as status:\n"
+    "    size = [int(line.split()[1]) * 1024 for line in status if line.startswith('VmSize')][0]\n"
+    "resource.prlimit(os.getppid(), resource.RLIMIT_AS, (size, size))\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -564,3 +578,19 @@ def test_test_code_that_cannot_load_is_an_infrastructure_error(verifier, tests):
     verdict = verifier.verify(GOOD, Task("broken", "p", tests.to_answer()))
     assert verdict.status is Status.ERROR and verdict.infra_error, verdict.details
     assert "no_such_module" in verdict.details or "SyntaxError" in verdict.details
+
+
+def test_the_solution_cannot_make_the_test_code_fail_to_load(any_verifier):
+    """Test code that cannot load is an infrastructure error (the task is broken), so it must
+    load before any of the solution's code runs: loaded after, it failed whenever the solution
+    had shrunk the runner's limits, and a reply could farm dropped samples."""
+    task = Task(
+        "bz2",
+        "add",
+        CodeTests(
+            "add", check="import bz2\ndef check(candidate):\n    assert candidate(2, 3) == 5"
+        ).to_answer(),
+    )
+    reply = f"```python\n{SHRINK_THE_RUNNER}def add(a, b):\n    return a + b\n```"
+    verdict = any_verifier.verify(reply, task)
+    assert verdict.status is Status.CORRECT, verdict.details

@@ -125,11 +125,12 @@ CRASH_ON_REQUEST = textwrap.dedent(
 )
 FAIL_AT_START = 'print(\'{"fatal": "ImportError: no sympy"}\', flush=True)'
 # Speaks the worker protocol and finds every answer equal, but aborts (like a big-number library
-# out of memory) on any answer containing "boom"; with a path argument, it also dies on the first
-# request it sees while that file does not exist yet (a worker killed from outside, once).
+# out of memory) on any answer containing "boom" and takes a minute over any containing "slow";
+# with a path argument, it also dies on the first request it sees while that file does not exist
+# yet (a worker killed from outside, once).
 FAKE_WORKER = textwrap.dedent(
     """
-    import json, os, resource, sys
+    import json, os, resource, sys, time
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # os.abort() below leaves no core file
     print('{"ready": true}', flush=True)
     for line in sys.stdin:
@@ -139,13 +140,31 @@ FAKE_WORKER = textwrap.dedent(
             os._exit(9)
         if any("boom" in answer for answer in request["answers"]):
             os.abort()
+        if any("slow" in answer for answer in request["answers"]):
+            time.sleep(60)
         print(json.dumps({"results": [["equal", ""] for _ in request["answers"]]}), flush=True)
+    """
+)
+# Says it is ready, then closes its input the first time it runs while that file does not exist:
+# found gone when it is handed a check (killed from outside while idle).
+GONE_WHEN_HANDED_A_CHECK = textwrap.dedent(
+    """
+    import os, sys, time
+    print('{"ready": true}', flush=True)
+    if not os.path.exists(sys.argv[1]):
+        open(sys.argv[1], "w").close()
+        os.close(0)
+        time.sleep(60)
+    for line in sys.stdin:
+        print('{"results": [["equal", ""]]}', flush=True)
     """
 )
 
 
-def _pool(script: str) -> WorkerPool:
-    return WorkerPool(1, command=(sys.executable, "-c", script), startup_timeout=30)
+def _pool(script: str, *args: str) -> WorkerPool:
+    return WorkerPool(
+        1, command=(sys.executable, "-c", script, *args), startup_timeout=30, canary_timeout=1
+    )
 
 
 def test_workers_dying_on_every_check_are_a_worker_failure():
@@ -182,6 +201,15 @@ def test_a_worker_lost_once_mid_check_is_retried_transparently(tmp_path):
         pool.close()
 
 
+def test_a_worker_found_gone_when_handed_a_check_is_replaced_and_the_check_run(tmp_path):
+    pool = _pool(GONE_WHEN_HANDED_A_CHECK, str(tmp_path / "gone"))
+    try:  # not an infrastructure error: the check never reached the dead worker
+        assert pool.check("1", ["1"], timeout=10) == [("equal", "")]
+        assert (tmp_path / "gone").exists()
+    finally:
+        pool.close()
+
+
 def test_a_worker_that_cannot_start_is_a_worker_failure():
     pool = _pool(FAIL_AT_START)
     try:
@@ -191,13 +219,25 @@ def test_a_worker_that_cannot_start_is_a_worker_failure():
         pool.close()
 
 
-def test_a_slow_worker_raises_check_timeout():
-    pool = _pool("print('{\"ready\": true}', flush=True)\nimport time\ntime.sleep(60)")
+def test_an_answer_too_slow_to_check_raises_check_timeout():
+    pool = _pool(FAKE_WORKER)
     try:
         start = time.monotonic()
         with pytest.raises(CheckTimeout):
-            pool.check("1", ["1"], timeout=0.5)
+            pool.check("1", ["slow"], timeout=0.5)
         assert time.monotonic() - start < 0.5 + SLACK
+        assert pool.check("1", ["1"], timeout=10) == [("equal", "")]
+    finally:
+        pool.close()
+
+
+def test_workers_hanging_on_every_check_are_a_worker_failure():
+    # A timeout is the answer's fault only if the pool still answers a trivial check: a stuck
+    # pool must not score every reply 0.
+    pool = _pool("print('{\"ready\": true}', flush=True)\nimport time\ntime.sleep(60)")
+    try:
+        with pytest.raises(WorkerFailure, match="even on a trivial check"):
+            pool.check("1", ["1"], timeout=0.5)
     finally:
         pool.close()
 

@@ -23,7 +23,8 @@ Report (stdout, one JSON object): `{"load_error": str|None, "results": [...]}` i
 (each result `{"value": encoded}` or `{"error": name, "names": [...], "message": str}` or
 `{"timeout": true}` or `{"crash": str}`), `{"load_error": ..., "tests": [{"passed": bool,
 "error": str}]}` otherwise, or `{"load_error": None, "tests_broken": str}` when the test code itself
-cannot be loaded (a module the sandbox lacks, a syntax error).
+cannot be loaded (a module the sandbox lacks, a syntax error). Test code is loaded before the
+solution's process starts, so that nothing the solution does can make it fail to load.
 """
 
 import base64
@@ -375,6 +376,8 @@ class Server:
         """Call the solution; returns a reply dict (`value` / `error`) or raises Aborted."""
         if self.broken:
             raise Aborted(self.broken)
+        if self.sock is None:  # test code calling it while it loads, before the solution does
+            raise Aborted("the test code calls the solution before the solution is loaded")
         payload = {"args": encode_value(list(args)), "kwargs": encode_value(dict(kwargs))}
         self.calls.append(payload)
         try:
@@ -485,19 +488,25 @@ def run_cases(spec, holder):
     return {"results": results}
 
 
-def run_test_code(spec, holder):
+def load_tests(spec, holder):
+    """Set up and compile the test code: `(tests, None)`, or `(None, why)` if it cannot load.
+
+    Called before the solution's process starts: nothing of the solution has run yet, so a
+    failure here (a module the sandbox lacks, test code that does not parse) is the task's
+    own. Loaded later, it could be the solution's doing: its process can lower our resource
+    limits (prlimit) so that importing a C extension fails.
+    """
     namespace = {"__name__": "__tests__", "__builtins__": builtins}
     proxy = make_proxy(holder)
     namespace[spec["entry_point"]] = proxy
     namespace["candidate"] = proxy
     try:
-        tests = _load_tests(spec, namespace, proxy)
-    except (ImportError, SyntaxError) as exc:
-        if holder["server"].calls:  # the solution took part: its failure, not the task's
-            raise
-        # The task's own fault (a module the sandbox lacks, test code that does not parse):
-        # nothing the solution does reaches this process's imports or compiler.
-        return {"tests_broken": describe_exception(exc)}
+        return _load_tests(spec, namespace, proxy), None
+    except BaseException as exc:
+        return None, describe_exception(exc) or type(exc).__name__
+
+
+def run_tests(spec, holder, tests):
     outcomes = []
     for source, test in tests:
         broken = holder["server"].broken
@@ -553,6 +562,21 @@ def _restart(spec, holder):
     return True
 
 
+def make_report(spec, holder):
+    tests = None
+    if spec["mode"] != "cases":  # before any of the solution's code runs (see load_tests)
+        tests, broken = load_tests(spec, holder)
+        if broken is not None:
+            return {"load_error": None, "tests_broken": broken}
+    report = {"load_error": holder["server"].start()}
+    if report["load_error"] is None:
+        if tests is None:
+            report.update(run_cases(spec, holder))
+        else:
+            report.update(run_tests(spec, holder, tests))
+    return report
+
+
 def set_not_dumpable():
     try:
         import ctypes
@@ -586,13 +610,7 @@ def run():
     spec = json.loads(sys.stdin.read())
     sys.stdin.close()
     holder = {"server": Server(spec), "restarts": 0}
-    load_error = holder["server"].start()
-    report = {"load_error": load_error}
-    if load_error is None:
-        if spec["mode"] == "cases":
-            report.update(run_cases(spec, holder))
-        else:
-            report.update(run_test_code(spec, holder))
+    report = make_report(spec, holder)
     holder["server"].stop(None)
     data = json.dumps(report, separators=(",", ":")).encode("utf-8")
     while data:

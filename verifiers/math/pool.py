@@ -3,14 +3,14 @@
 math-verify's own timeout (SIGALRM) cannot interrupt C code such as sympy computing
 `10**(10**10)`, and does not cover printing or simplifying around its calls. A process can always
 be killed, so every symbolic check runs in a worker process (`worker.py`); a check that overruns
-its wall-clock limit has its worker killed (`CheckTimeout`) and a fresh worker started in its
-place. A worker that dies while checking is replaced and the check retried once on a fresh worker,
-within the same time budget: a worker lost for reasons of its own (killed from outside) costs
-nothing. If the fresh worker dies too, a trivial check decides whose fault it is: if a worker
-survives that, the answer kills workers (e.g. a big-number library aborting at the memory limit)
-and `CheckCrashed` is raised, which the verifier scores 0, so a policy cannot farm crashes into
-dropped samples; if not, workers die on anything and `WorkerFailure` is raised. A worker that
-cannot start or take a request also raises `WorkerFailure` (an infrastructure error).
+its wall-clock limit has its worker killed and a fresh worker started in its place. A worker that
+dies while checking, or is found gone when handed a check, is replaced and the check retried once
+on a fresh worker, within the same time budget: a worker lost for reasons of its own (killed from
+outside) costs nothing. A check that overruns, or kills the fresh worker too, may be the answer's
+doing or a broken pool's: a trivial check on a fresh worker decides. If it passes, the answer is
+at fault (`CheckTimeout`, `CheckCrashed`: the verifier scores 0, so a policy cannot farm dropped
+samples); if not, workers hang or die on anything and `WorkerFailure` is raised. A worker that
+cannot start also raises `WorkerFailure` (an infrastructure error).
 
 One pool serves every `MathVerifier` in a process. It is created on first use (importing this
 module starts nothing), holds at most `RLVR_MATH_WORKERS` workers (default: min(2, CPUs)), starts
@@ -35,7 +35,7 @@ from rlvr.verifiers.errors import VerifierConfigError, VerifierError
 
 WORKER_COMMAND = (sys.executable, "-m", "rlvr.verifiers.math.worker")
 STARTUP_TIMEOUT = 120.0
-# A check every sound worker answers at once: run after a check killed two workers in a row.
+# A check every sound worker answers at once: run after a check overran or killed two workers.
 CANARY = {"gold": "\\sqrt{2}", "answers": ["\\frac{2}{\\sqrt{2}}"], "final_form": True}
 CANARY_TIMEOUT = 30.0
 
@@ -114,8 +114,8 @@ class _Worker:
         try:
             self.process.stdin.write(json.dumps(message).encode("ascii") + b"\n")
             self.process.stdin.flush()
-        except (BrokenPipeError, ValueError):
-            raise WorkerFailure(f"math worker {self.pid} is gone ({self._exit()})") from None
+        except (BrokenPipeError, ValueError):  # gone before it read the check: retried
+            raise WorkerDied(f"math worker {self.pid} is gone ({self._exit()})") from None
 
     def receive(self, deadline: float) -> dict[str, Any]:
         """The next message, or `CheckTimeout` at `deadline`, or `WorkerFailure` if it died."""
@@ -165,12 +165,14 @@ class WorkerPool:
         *,
         command: tuple[str, ...] = WORKER_COMMAND,
         startup_timeout: float = STARTUP_TIMEOUT,
+        canary_timeout: float = CANARY_TIMEOUT,
     ) -> None:
         self.size = size if size is not None else default_size()
         if self.size < 1:
             raise VerifierConfigError(f"a worker pool needs size >= 1, got {self.size}")
         self.command = command
         self.startup_timeout = startup_timeout
+        self.canary_timeout = canary_timeout
         self._condition = threading.Condition()
         self._idle: list[_Worker] = []
         self._busy: list[_Worker] = []
@@ -183,22 +185,30 @@ class WorkerPool:
 
         `final_form` asks for the answer in the gold's form (see `equivalence.compare`). The
         time limit starts when a ready worker has the request; waiting for a worker to start is
-        not charged to the answer. A worker dying mid-check is retried once with the time left
+        not charged to the answer. A worker dying mid-check is retried once with the time left;
+        an overrun or a second death is the answer's only if the pool passes a trivial check
         (module docstring).
         """
         request = {"gold": gold, "answers": answers, "final_form": final_form}
         try:
-            reply = self._attempt(request, timeout)
+            reply = self._attempt_twice(request, timeout)
+        except (CheckTimeout, CheckCrashed):
+            self._canary()  # raises WorkerFailure if the pool itself is broken
+            raise
+        return [(str(outcome), str(detail)) for outcome, detail in reply["results"]]
+
+    def _attempt_twice(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """`_attempt`, and once more with the time left if its worker died."""
+        try:
+            return self._attempt(request, timeout)
         except WorkerDied as first:
             left = timeout - first.seconds
             if left <= 0:
                 raise CheckTimeout(f"{first}, with no time left to retry") from None
             try:
-                reply = self._attempt(request, left)
+                return self._attempt(request, left)
             except WorkerDied as second:
-                self._canary()
                 raise CheckCrashed(f"{first}; on retry, {second}") from None
-        return [(str(outcome), str(detail)) for outcome, detail in reply["results"]]
 
     def pids(self) -> list[int]:
         """Process ids of the live workers (for tests and monitoring)."""
@@ -244,9 +254,9 @@ class WorkerPool:
         return reply
 
     def _canary(self) -> None:
-        """Raise `WorkerFailure` unless a fresh worker survives a trivial check."""
+        """Raise `WorkerFailure` unless a worker answers a trivial check in time."""
         try:
-            self._attempt(CANARY, CANARY_TIMEOUT)
+            self._attempt(CANARY, self.canary_timeout)
         except (CheckTimeout, WorkerFailure) as exc:
             raise WorkerFailure(f"math workers fail even on a trivial check: {exc}") from None
 

@@ -11,7 +11,7 @@
 
 A reply's own fault (wrong, hedged, unreadable, too slow to check, or so pathological that it
 kills a fresh worker too) scores 0; only a failure of our machinery (a worker that would not
-start, or workers that die even on a trivial check) gives a `Status.ERROR` verdict.
+start, or workers that die or hang even on a trivial check) gives a `Status.ERROR` verdict.
 """
 
 from __future__ import annotations
