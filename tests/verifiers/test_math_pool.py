@@ -316,7 +316,7 @@ def test_the_pool_starts_lazily():
         "import rlvr, gymnasium as gym\n"
         "from rlvr.verifiers.math import pool\n"
         "env = gym.make('rlvr/Math-v0')\n"
-        "print(pool._pool is None, 'sympy' in __import__('sys').modules)\n"
+        "print(pool.running_pool() is None, 'sympy' in __import__('sys').modules)\n"
     )
     output = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
