@@ -42,6 +42,7 @@ import weakref
 from collections import OrderedDict
 from pathlib import Path
 
+from rlvr._shared import Owner
 from rlvr.verifiers.sql import sqlite_worker
 from rlvr.verifiers.sql.backend import Limits
 from rlvr.verifiers.sql.database import Database, DatabaseSource, SQLiteFile, quote_identifier
@@ -265,7 +266,7 @@ class _Worker:
     """One `sqlite_worker.py` process, used by one thread at a time."""
 
     def __init__(self, cache_bytes: int, max_value_bytes: int, memory_bytes: int) -> None:
-        self.owner = os.getpid()
+        self.owner = Owner()  # a forked child must not talk over its parent's pipes, nor kill it
         self.known: set[str] = set()  # databases already sent to this worker
         command = [sys.executable, "-I", "-S", sqlite_worker.__file__, str(os.getpid()),
                    str(cache_bytes), str(max_value_bytes), str(memory_bytes)]  # fmt: skip
@@ -278,8 +279,8 @@ class _Worker:
             raise BackendError(f"cannot start a SQLite worker process: {exc}") from None
 
     def usable(self) -> bool:
-        """Alive, and ours (a forked child must not talk over its parent's pipes)."""
-        return os.getpid() == self.owner and self.process.poll() is None
+        """Alive, and ours (not a forked parent's)."""
+        return self.owner.mine and self.process.poll() is None
 
     def run(self, key: str, image: bytes | Path, sql: str, limits: Limits, grace_s: float):
         """Run one query. Its time limit (plus `grace_s`, then the worker is killed) starts when
@@ -366,7 +367,7 @@ class _Worker:
             return None
 
     def stop(self) -> None:
-        if os.getpid() != self.owner:
+        if not self.owner.mine:
             return  # our parent's worker: leave it alone
         if self.process.poll() is None:
             self.process.kill()
