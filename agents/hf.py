@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.agents.errors import PolicyError, require_agents_extra
-from rlvr.agents.policy import Completion, Conversation, SamplingParams
+from rlvr.agents.policy import Completion, Conversation, Sample, SamplingParams
 
 require_agents_extra("rlvr.agents.hf")
 
@@ -59,15 +59,6 @@ class LoraSettings:
             raise ValueError(f"LoRA dropout must be in [0, 1), got {self.dropout}")
         if not self.target_modules:
             raise ValueError("LoRA target_modules is empty; name layers, e.g. ('q_proj', 'v_proj')")
-
-
-@dataclass
-class Sample:
-    """One sampled continuation: new ids, their log-probabilities, why it ended."""
-
-    token_ids: list[int]
-    logprobs: list[float]
-    finish_reason: str  # "stop" (end of turn or stop string) or "length"
 
 
 _REPLY_MARKER = "\ue000rlvr-reply\ue001"

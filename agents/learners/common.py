@@ -13,10 +13,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
+from rlvr.agents.policy import TrainablePolicy
 from rlvr.agents.rollouts import Episode
 
 
@@ -226,7 +226,7 @@ class FrozenReference:
     """The policy as it was at the start, for KL terms: a frozen copy, or for a LoRA policy the
     base model itself (adapters switched off), which costs no memory."""
 
-    def __init__(self, policy: Any) -> None:
+    def __init__(self, policy: TrainablePolicy) -> None:
         self.policy = policy
         self.model = None
         if policy.lora is None:

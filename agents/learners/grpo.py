@@ -40,6 +40,7 @@ from rlvr.agents.learners.common import (
     masked_mean,
     micro_batches,
 )
+from rlvr.agents.policy import TrainablePolicy
 from rlvr.agents.rollouts import Episode
 
 LOSS_TYPES = ("grpo", "dapo", "dr_grpo")
@@ -172,9 +173,9 @@ def token_weights(mask: torch.Tensor, loss_type: str, completion_budget: int) ->
 
 
 class GRPOLearner:
-    """Updates an `HFPolicy` from groups of episodes."""
+    """Updates a `TrainablePolicy` (an `HFPolicy`, or your own) from groups of episodes."""
 
-    def __init__(self, policy: Any, config: GRPOConfig) -> None:
+    def __init__(self, policy: TrainablePolicy, config: GRPOConfig) -> None:
         self.policy = policy
         self.config = config
         self.parameters = policy.trainable_parameters()

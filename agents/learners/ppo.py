@@ -40,6 +40,7 @@ from rlvr.agents.learners.common import (
     micro_batches,
 )
 from rlvr.agents.learners.grpo import clipped_surrogate
+from rlvr.agents.policy import TrainablePolicy
 from rlvr.agents.rollouts import Episode
 
 VALUE_MODELS = ("head", "critic")
@@ -149,9 +150,9 @@ def value_loss(
 
 
 class PPOLearner:
-    """Updates an `HFPolicy` (and its value function) from episodes."""
+    """Updates a `TrainablePolicy` (and its value function) from episodes."""
 
-    def __init__(self, policy: Any, config: PPOConfig) -> None:
+    def __init__(self, policy: TrainablePolicy, config: PPOConfig) -> None:
         self.policy = policy
         self.config = config
         hidden = policy.model.config.hidden_size
