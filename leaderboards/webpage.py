@@ -94,7 +94,7 @@ def trace_file(result: BenchResult, label: str, page: int = 1) -> str:
     return f"{position}-{slug(label)[:80]}{suffix}.html"
 
 
-def _csp(*inline: str) -> str:
+def _csp(*inline: tuple[str, str]) -> str:
     """A Content-Security-Policy allowing only these inline `<style>`/`<script>` bodies."""
     hashes = {
         kind: " ".join(

@@ -60,7 +60,7 @@ class _Finder:
         else:
             return None
         if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = _Loader(spec.loader)
+            spec.loader = _Loader(spec.loader)  # type: ignore[assignment]  # a Loader by duck typing
         return spec
 
 

@@ -242,7 +242,7 @@ class WorkerPool:
                 if started is None:
                     if thread.is_alive():  # free, or starting a worker (bounded by its timeout)
                         return False
-                elif now < started + job.request.limits.wall_time + grace:
+                elif job is not None and now < started + job.request.limits.wall_time + grace:
                     return False
             return True
 
@@ -524,7 +524,7 @@ def get_executor(
     size = workers if workers is not None else default_workers()
     key: Hashable = (backend, config, size)
     if not shared:  # a pool of its own, still closed at exit and never inherited through fork
-        key = (*key, "private", next(_private_keys))
+        key = (backend, config, size, "private", next(_private_keys))
     return Executor(POOLS.handle(key, lambda: WorkerPool(make_backend(backend, config), size)))
 
 

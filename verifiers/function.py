@@ -28,7 +28,7 @@ class FunctionVerifier:
         if not callable(fn):
             raise TypeError(f"verify must be callable as fn(response, task), got {fn!r}")
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", "verify")
+        self.name = name if name else str(getattr(fn, "__name__", "verify"))
 
     def verify(self, response: str, task: Task) -> Verdict:
         try:
@@ -47,7 +47,9 @@ def _as_verdict(result: object, name: str) -> Verdict:
         return result
     if isinstance(result, bool) or _is_numpy_bool(result):
         return Verdict.correct() if result else Verdict.incorrect()
-    if isinstance(result, numbers.Real) and math.isfinite(result) and 0.0 <= result <= 1.0:
+    if (
+        isinstance(result, numbers.Real) and math.isfinite(result) and 0.0 <= result <= 1.0  # type: ignore[operator]  # numbers.Real's stub: no comparisons
+    ):
         score = float(result)
         return Verdict.correct() if score == 1.0 else Verdict.incorrect(score=score)
     return Verdict.error(

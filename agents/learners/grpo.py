@@ -214,8 +214,9 @@ class GRPOLearner:
                 token_loss, clipped = clipped_surrogate(
                     logprobs, olds[index], advantages[rows, None], config.clip_low, config.clip_high
                 )
-                if references[index] is not None:
-                    kl = approx_kl(logprobs, references[index])
+                reference = references[index]
+                if reference is not None:
+                    kl = approx_kl(logprobs, reference)
                     token_loss = token_loss + config.beta * kl
                     totals["kl"] += float((kl.detach() * mask[rows]).sum())
                 loss = (token_loss * weights[rows]).sum()

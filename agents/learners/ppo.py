@@ -155,7 +155,8 @@ class PPOLearner:
     def __init__(self, policy: TrainablePolicy, config: PPOConfig) -> None:
         self.policy = policy
         self.config = config
-        hidden = policy.model.config.hidden_size
+        model_config: Any = policy.model.config  # a transformers config
+        hidden = model_config.hidden_size
         self.value_head = torch.nn.Linear(hidden, 1).to(policy.device)
         torch.nn.init.zeros_(self.value_head.weight)
         torch.nn.init.zeros_(self.value_head.bias)
@@ -192,6 +193,7 @@ class PPOLearner:
         else:
             logprobs, _ = forward(model, batch, config.temperature)
             _, states = forward(self.critic, batch, hidden=True)
+        assert states is not None  # asked for with hidden=True
         return logprobs, self.value_head(states.float()).squeeze(-1)
 
     def update(self, episodes: Sequence[Episode]) -> dict[str, float]:
@@ -218,7 +220,7 @@ class PPOLearner:
             advantages, returns = gae(rewards, old_values, mask, config.gamma, config.lam)
             if config.whiten_advantages:
                 advantages = masked_whiten(advantages, mask) * mask
-        totals = {"policy": [], "value": [], "clipped": []}
+        totals: dict[str, list[float]] = {"policy": [], "value": [], "clipped": []}
         for _ in range(config.epochs):
             order = torch.randperm(batch.size, generator=self.generator)
             for chosen in order.chunk(config.minibatches):

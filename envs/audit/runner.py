@@ -74,7 +74,7 @@ def run_audit(
         kwargs, name = auditor.open(dataset)
         env = gym.make(env_id, **kwargs)
         try:
-            base = env.unwrapped
+            base: Any = env.unwrapped  # an env with `tasks` (each auditor's own family)
             items = choose_items(len(base.tasks), n, seed)
             report = AuditReport(env_id, name, len(items))
             for done, item in enumerate(items, start=1):
@@ -98,7 +98,7 @@ def _judge(env: gym.Env, probe: Probe, task: Task, report: AuditReport) -> None:
     verdict = info.get("verdict") or {}
     result = report.style(probe.style, probe.right)
     infra = bool(info.get("infra_error"))
-    wrong_way = (reward < 1.0) if probe.right else (reward > 0.0)
+    wrong_way = (float(reward) < 1.0) if probe.right else (float(reward) > 0.0)
     if infra:
         result.infra += 1
     else:

@@ -176,7 +176,7 @@ class SiteServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def start(self) -> SiteServer:
         if self._thread is None:
@@ -243,8 +243,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         store = self.site.sessions
         if path == "/api/session" and method == "POST":
-            session = store.new()
-            self._send(Response.json({"session": session.token}), session.token)
+            fresh = store.new()
+            self._send(Response.json({"session": fresh.token}), fresh.token)
             return
         session = store.get(self._cookie())
         if path == "/api/session" and method == "DELETE":

@@ -79,8 +79,11 @@ class WorkerDied(BackendError):
         self.status = status
 
     @property
-    def crashed(self) -> bool:
-        return self.status is not None and -self.status in _CRASH_SIGNALS
+    def crash_signal(self) -> int | None:
+        """The signal the process brought on itself (a fault, an abort), if that is how it died."""
+        if self.status is not None and -self.status in _CRASH_SIGNALS:
+            return -self.status
+        return None
 
 
 class SQLiteBackend:
@@ -156,9 +159,9 @@ class SQLiteBackend:
         try:
             answer = self._in_worker(database, run)
         except WorkerDied as died:
-            if not died.crashed:  # killed from outside (our timer is handled inside): ours
+            if died.crash_signal is None:  # killed from outside (our timer is handled inside): ours
                 raise
-            crash = f"the query crashed the SQLite engine (signal {-died.status})"
+            crash = f"the query crashed the SQLite engine (signal {died.crash_signal})"
             answer = ("error", "suspect_data", crash)
         if answer[0] == "ok":
             return QueryResult(tuple(answer[1]), tuple(tuple(row) for row in answer[2]))
@@ -320,9 +323,11 @@ class _Worker:
         raise BackendError("the SQLite worker keeps losing the database")
 
     def _send(self, message: tuple) -> None:
+        stdin = self.process.stdin
+        assert stdin is not None, "started with a pipe"
         try:
-            self.process.stdin.write(sqlite_worker.encode_frame(message))
-            self.process.stdin.flush()
+            stdin.write(sqlite_worker.encode_frame(message))
+            stdin.flush()
         except (OSError, ValueError) as exc:
             raise BackendError(f"the SQLite worker process is gone ({exc})") from None
 
@@ -373,8 +378,9 @@ class _Worker:
             self.process.kill()
         self.process.wait()
         for stream in (self.process.stdin, self.process.stdout):
-            with contextlib.suppress(OSError):
-                stream.close()
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
 
 
 _MESSAGES = ("ok", "error", "need", "started", "healthy", "broken")

@@ -241,7 +241,7 @@ def probe(source: bytes | str, full: bool) -> str | None:
 # --- the worker process -----------------------------------------------------------------------
 
 
-def read_frame(stream) -> object:
+def read_frame(stream) -> tuple:  # frames are tuples on both sides
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
         raise EOFError
@@ -252,7 +252,7 @@ def read_frame(stream) -> object:
     return marshal.loads(payload)
 
 
-def encode_frame(message: object) -> bytes:
+def encode_frame(message: tuple) -> bytes:
     payload = marshal.dumps(message)
     return _HEADER.pack(len(payload)) + payload
 
