@@ -1,37 +1,128 @@
 """`rlvr eval ENV_ID --agent SPEC` (evaluate an agent), `rlvr train` (GRPO/PPO on envs) and
-`rlvr tiny` (build a tiny warm-started model offline)."""
+`rlvr tiny` (build a tiny warm-started model offline).
+
+Each command's flags are generated from its config dataclass (`EvalConfig` below,
+`rlvr.agents.train.TrainConfig`, `rlvr.agents.tiny.TinyConfig`) by `rlvr.config`, which is the one
+place their defaults and help live. Each also starts from a TOML file (`--config run.toml`, flags
+win) and prints its resolved config without running (`--print-config`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
-def add_commands(subparsers: Any) -> None:
-    evaluate = subparsers.add_parser("eval", help="evaluate an agent on an environment")
-    evaluate.add_argument("env_id", help="e.g. rlvr/Math-v0")
-    evaluate.add_argument("--agent", default="oracle", help=_agent_help())
-    evaluate.add_argument("--episodes", type=int, default=20)
-    evaluate.add_argument("--seed", type=int, default=0)
-    evaluate.add_argument("--samples", type=int, default=1, help="samples per task (pass@k)")
-    evaluate.add_argument("--kwargs", type=_json_object, default={}, help="env kwargs as JSON")
-    evaluate.add_argument("--traces", help="write every episode as JSON lines to this file")
-    evaluate.add_argument("--no-progress", action="store_true")
-    evaluate.set_defaults(func=run_eval)
-    _add_train(subparsers)
-    _add_tiny(subparsers)
+from rlvr.config import cli, defer
 
 
 def _agent_help() -> str:
     from rlvr.agents.registry import AGENT_SPECS
 
-    return "agent spec: " + ", ".join(AGENT_SPECS)
+    return "One of: " + ", ".join(AGENT_SPECS) + "."
 
 
-def run_eval(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class EvalConfig:
+    """`rlvr eval`: an agent on an environment."""
+
+    env_id: str = field(metadata=cli(positional=True))
+    """Registered env id, e.g. rlvr/Math-v0."""
+    agent: str = field(default="oracle", metadata=cli(help=_agent_help))
+    """The agent, as a spec."""
+    episodes: int = 20
+    """Tasks to play."""
+    seed: int = 0
+    """Seed of the first task (task i uses seed + i)."""
+    samples: int = 1
+    """Samples per task (pass@k)."""
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    """`gym.make` keyword arguments of the env (JSON on the command line)."""
+    traces: str | None = None
+    """Write every episode as JSON lines to this file."""
+    progress: bool = True
+    """Show a progress bar."""
+
+
+def add_commands(subparsers: Any) -> None:
+    _add_command(
+        subparsers, "eval", lambda: EvalConfig, run_eval, help="evaluate an agent on an environment"
+    )
+    train = _add_command(
+        subparsers,
+        "train",
+        _train_config_class,
+        run_train,
+        config_file=_train_config_file,
+        help="train a model with GRPO or PPO on one or more environments",
+        description="Train a transformers model with GRPO or PPO (needs the agents extra). "
+        "--lr and --micro-batch set both learners' field: the one --algo picks uses it.",
+    )
+    train.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue from the latest checkpoint in --out; without --config, start from its "
+        "config.toml (only steps, budgets, evaluation/saving periods and display may change)",
+    )
+    _add_command(
+        subparsers,
+        "tiny",
+        _tiny_config_class,
+        run_tiny,
+        help="build a tiny model offline, warm-started on an env's reference replies",
+    )
+
+
+def _add_command(
+    subparsers: Any,
+    name: str,
+    config_class: Callable[[], type],
+    run: Callable[[Any, argparse.Namespace], int],
+    *,
+    config_file: Callable[[argparse.Namespace], str | Path | None] = lambda args: args.config,
+    **parser_settings: Any,
+) -> argparse.ArgumentParser:
+    """A subcommand whose flags come from `config_class()` (imported on first use)."""
+    from rlvr.config import add_config_arguments
+
+    parser = subparsers.add_parser(name, **parser_settings)
+    defer(parser, lambda parser: add_config_arguments(parser, config_class()))
+    parser.set_defaults(func=functools.partial(_run_command, config_class, run, config_file))
+    return parser
+
+
+def _run_command(
+    config_class: Callable[[], type],
+    run: Callable[[Any, argparse.Namespace], int],
+    config_file: Callable[[argparse.Namespace], str | Path | None],
+    args: argparse.Namespace,
+) -> int:
+    from rlvr.config import resolve, to_toml
+
+    try:  # a bad file, key or flag value is reported in one line
+        config: Any = resolve(config_class(), args, config_file(args))
+    except ValueError as exc:
+        return _fail(exc)
+    if args.print_config:
+        print(to_toml(config), end="")
+        return 0
+    return run(config, args)
+
+
+def _fail(exc: Exception) -> int:
+    print(f"error: {exc}", file=sys.stderr)
+    return 1
+
+
+# --- eval -----------------------------------------------------------------------------------------
+
+
+def run_eval(config: EvalConfig, args: argparse.Namespace) -> int:
     import rlvr  # noqa: F401  (registers the environments)
     from rlvr.agents.errors import AgentError
     from rlvr.agents.evaluate import evaluate
@@ -39,129 +130,74 @@ def run_eval(args: argparse.Namespace) -> int:
     from rlvr.agents.rollouts import EnvSpec, check_env_specs
 
     try:  # bad input is reported in one line
-        check_env_specs([EnvSpec(args.env_id, kwargs=args.kwargs, heldout_kwargs=args.kwargs)])
-        policy = make_policy(args.agent)
+        check_env_specs(
+            [EnvSpec(config.env_id, kwargs=config.kwargs, heldout_kwargs=config.kwargs)]
+        )
+        policy = make_policy(config.agent)
     except (AgentError, ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return _fail(exc)
     report = evaluate(
-        args.env_id,
+        config.env_id,
         policy,
-        episodes=args.episodes,
-        seed=args.seed,
-        samples_per_task=args.samples,
-        env_kwargs=args.kwargs,
-        progress=not args.no_progress,
+        episodes=config.episodes,
+        seed=config.seed,
+        samples_per_task=config.samples,
+        env_kwargs=config.kwargs,
+        progress=config.progress,
     )
-    if args.traces:
-        with open(args.traces, "w", encoding="utf-8") as handle:
+    if config.traces:
+        with open(config.traces, "w", encoding="utf-8") as handle:
             for record in report.episodes:
                 handle.write(json.dumps(record.to_dict()) + "\n")
     summary = report.summary()
     print(f"env            {summary['env_id']}")
-    print(f"agent          {args.agent}")
+    print(f"agent          {config.agent}")
     print(f"episodes       {summary['episodes']}  (infra errors: {summary['infra_errors']})")
     print(f"mean reward    {summary['mean_reward']:.4f}")
     print(f"success rate   {summary['success_rate']:.4f}")
     print(f"mean turns     {summary['mean_turns']:.2f}")
-    if args.samples > 1:
-        print(f"pass@{args.samples}        {report.pass_at_k(args.samples):.4f}")
+    if config.samples > 1:
+        print(f"pass@{config.samples}        {report.pass_at_k(config.samples):.4f}")
     return 0
 
 
-def _add_train(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "train",
-        help="train a model with GRPO or PPO on one or more environments",
-        description="Train a transformers model with GRPO or PPO (needs the agents extra).",
-    )
-    add = parser.add_argument
-    add("--env", action="append", required=True, metavar="ID[=WEIGHT]", help="repeat to mix envs")
-    add("--kwargs", type=_json_object, default={}, help="env kwargs as JSON (every env)")
-    add("--heldout-kwargs", type=_json_object, default=None, help="held-out env kwargs as JSON")
-    add("--model", required=True, help="model folder or hub id")
-    add("--chat-template", type=Path, help="Jinja chat template file, for a model without one")
-    add("--algo", choices=("grpo", "ppo"), default="grpo")
-    add("--out", default="runs/train", help="output folder")
-    add("--steps", type=int, default=100)
-    add("--prompts", type=int, default=8, help="tasks per step")
-    add("--group-size", type=int, default=8, help="episodes per task")
-    add("--max-new-tokens", type=int, default=64)
-    add("--max-turns", type=int, default=None)
-    add("--temperature", type=float, default=1.0)
-    add("--lr", type=float, default=1e-6)
-    add("--loss-type", choices=("grpo", "dapo", "dr_grpo"), default="dapo")
-    add("--clip-low", type=float, default=0.2)
-    add("--clip-high", type=float, default=0.2)
-    add("--beta", type=float, default=0.0, help="GRPO KL weight")
-    add("--mu", type=int, default=1, help="GRPO passes per batch")
-    add("--mask-truncated", action="store_true")
-    add("--micro-batch", type=int, default=None)
-    add("--value-model", choices=("head", "critic"), default="head")
-    add("--kl-coef", type=float, default=0.0, help="PPO per-token KL penalty")
-    add("--epochs", type=int, default=2, help="PPO passes per batch")
-    add("--eval-every", type=int, default=10)
-    add("--eval-episodes", type=int, default=100)
-    add("--save-every", type=int, default=0)
-    add("--time-budget", type=float, default=None, help="seconds of training")
-    add(
-        "--max-infra-error-rate",
-        type=float,
-        default=0.2,
-        help="stop when more than this share of an env's episodes over the window hit an "
-        "infrastructure error (1 never stops)",
-    )
-    add("--infra-error-window", type=int, default=10, help="steps the infra-error rate spans")
-    add("--seed", type=int, default=0)
-    add("--threads", type=int, default=None, help="torch threads")
-    add("--device", default="cpu")
-    add("--dtype", default=None, choices=("float32", "bfloat16", "float16"))
-    add("--lora-r", type=int, default=None, help="train LoRA adapters of this rank")
-    add(
-        "--lora-targets",
-        type=_names,
-        default=None,
-        help="comma-separated layers for LoRA (default q_proj,k_proj,v_proj,o_proj; GPT-2: c_attn)",
-    )
-    add("--resume", action="store_true", help="continue from the latest checkpoint in --out")
-    add("--no-tensorboard", action="store_true")
-    add("--no-progress", action="store_true")
-    parser.set_defaults(func=run_train)
+# --- train ----------------------------------------------------------------------------------------
 
 
-def _names(text: str) -> tuple[str, ...]:
-    return tuple(name.strip() for name in text.split(",") if name.strip())
+def _train_config_class() -> type:
+    from rlvr.agents.errors import require_agents_extra
+
+    require_agents_extra("rlvr train")
+    from rlvr.agents.train import TrainConfig
+
+    return TrainConfig
 
 
-def _json_object(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(
-            f"not valid JSON ({exc}): {text!r}; write an object, e.g. '{{\"difficulty\": 1}}'"
-        ) from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(
-            f"must be a JSON object of keyword arguments, e.g. '{{\"difficulty\": 1}}', "
-            f"got {text!r}"
-        )
-    return value
+def _train_config_file(args: argparse.Namespace) -> str | Path | None:
+    """`--config`, or when resuming without one, the run's own OUTDIR/config.toml."""
+    from rlvr.config import field_default, flag_values
+
+    if args.config is not None or not args.resume:
+        return args.config
+    config_class = _train_config_class()
+    given = dict(flag_values(config_class, args))
+    out = given.get(("output_dir",), field_default(config_class, "output_dir"))
+    saved = Path(out) / "config.toml"
+    return saved if saved.is_file() else None
 
 
-def run_train(args: argparse.Namespace) -> int:
+def run_train(config: Any, args: argparse.Namespace) -> int:
     from rlvr.agents.errors import AgentError, InfraErrorRateError
     from rlvr.agents.train import prepare
 
     try:  # bad input is reported in one line; a failure during training keeps its traceback
-        trainer = prepare(_train_config(args), resume=args.resume)
+        trainer = prepare(config, resume=args.resume)
     except (AgentError, ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return _fail(exc)
     try:
         result = trainer.run()
     except InfraErrorRateError as exc:  # our machinery, not a bug: say what to check, in a line
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return _fail(exc)
     print(f"steps          {result.steps}  ({result.train_seconds:.0f} s of training)")
     print(f"held-out       {result.initial_success:.3f} -> {result.final_success:.3f}")
     print(f"output         {result.output_dir}")
@@ -169,109 +205,26 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _lora(args: argparse.Namespace) -> Any:
-    from rlvr.agents.hf import LoraSettings
-
-    if args.lora_targets is not None and not args.lora_r:
-        raise ValueError("--lora-targets needs --lora-r (the adapters' rank), e.g. --lora-r 8")
-    if not args.lora_r:
-        return None
-    targets = {"target_modules": args.lora_targets} if args.lora_targets is not None else {}
-    return LoraSettings(r=args.lora_r, alpha=2 * args.lora_r, **targets)
+# --- tiny -----------------------------------------------------------------------------------------
 
 
-def _train_config(args: argparse.Namespace) -> Any:
-    import rlvr  # noqa: F401  (registers the environments)
-    from rlvr.agents.learners.grpo import GRPOConfig
-    from rlvr.agents.learners.ppo import PPOConfig
-    from rlvr.agents.rollouts import EnvSpec
-    from rlvr.agents.train import TrainConfig
+def _tiny_config_class() -> type:
+    from rlvr.agents.tiny import TinyConfig
 
-    envs = []
-    for text in args.env:
-        spec = EnvSpec.parse(text, args.kwargs)
-        if args.heldout_kwargs is not None:
-            spec = EnvSpec(spec.id, spec.weight, spec.kwargs, args.heldout_kwargs)
-        envs.append(spec)
-    return TrainConfig(
-        envs=envs,
-        model=args.model,
-        algo=args.algo,
-        output_dir=args.out,
-        steps=args.steps,
-        prompts_per_step=args.prompts,
-        group_size=args.group_size,
-        max_new_tokens=args.max_new_tokens,
-        max_turns=args.max_turns,
-        temperature=args.temperature,
-        eval_every=args.eval_every,
-        eval_episodes=args.eval_episodes,
-        save_every=args.save_every,
-        time_budget=args.time_budget,
-        max_infra_error_rate=args.max_infra_error_rate,
-        infra_error_window=args.infra_error_window,
-        seed=args.seed,
-        device=args.device,
-        dtype=args.dtype,
-        lora=_lora(args),
-        chat_template=args.chat_template.read_text(encoding="utf-8")
-        if args.chat_template
-        else None,
-        threads=args.threads,
-        tensorboard=not args.no_tensorboard,
-        progress=not args.no_progress,
-        grpo=GRPOConfig(
-            lr=args.lr,
-            loss_type=args.loss_type,
-            clip_low=args.clip_low,
-            clip_high=args.clip_high,
-            beta=args.beta,
-            mu=args.mu,
-            mask_truncated=args.mask_truncated,
-            micro_batch_size=args.micro_batch,
-        ),
-        ppo=PPOConfig(
-            lr=args.lr,
-            value_model=args.value_model,
-            kl_coef=args.kl_coef,
-            epochs=args.epochs,
-            micro_batch_size=args.micro_batch,
-        ),
-    )
+    return TinyConfig
 
 
-def _add_tiny(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "tiny", help="build a tiny model offline, warm-started on an env's reference replies"
-    )
-    parser.add_argument("--env", required=True, help="env id whose tasks the model learns")
-    parser.add_argument("--kwargs", type=_json_object, default={}, help="env kwargs as JSON")
-    parser.add_argument("--heldout-kwargs", type=_json_object, default=None)
-    parser.add_argument("--out", required=True, help="folder to write the model to")
-    parser.add_argument("--steps", type=int, default=1500, help="most warm-start steps")
-    parser.add_argument("--target-accuracy", type=float, default=None)
-    parser.add_argument("--no-warm-start", action="store_true")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.set_defaults(func=run_tiny)
+def run_tiny(config: Any, args: argparse.Namespace) -> int:
+    from rlvr.agents.tiny import build_tiny
 
-
-def run_tiny(args: argparse.Namespace) -> int:
-    import rlvr  # noqa: F401  (registers the environments)
-    from rlvr.agents.tiny import WarmStartConfig, build_tiny
-
-    warm = None
-    if not args.no_warm_start:
-        warm = WarmStartConfig(steps=args.steps, target_accuracy=args.target_accuracy)
-    heldout = args.heldout_kwargs
-    if heldout is None:
-        heldout = {**args.kwargs, "split": "test"}
     folder = build_tiny(
-        args.env,
-        args.out,
-        env_kwargs=args.kwargs,
-        heldout_kwargs=heldout,
-        warm=warm,
-        seed=args.seed,
+        config.env_id,
+        config.output_dir,
+        env_kwargs=config.kwargs,
+        heldout_kwargs=config.eval_kwargs,
+        model=config.model,
+        warm=config.warm_start,
+        seed=config.seed,
         log=print,
     )
     print(f"wrote {folder}")

@@ -24,12 +24,13 @@ import contextlib
 import copy
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rlvr.agents.errors import PolicyError, require_agents_extra
 from rlvr.agents.policy import Completion, Conversation, Sample, SamplingParams
+from rlvr.config import cli
 
 require_agents_extra("rlvr.agents.hf")
 
@@ -39,21 +40,32 @@ import torch.nn.functional as F  # noqa: E402
 from rlvr.agents.lean_decoder import LeanDecoder, expand_cache  # noqa: E402
 
 
+def _layer_names(texts: Sequence[str]) -> tuple[str, ...]:
+    """`["q_proj,k_proj", "v_proj"]` -> `("q_proj", "k_proj", "v_proj")`."""
+    return tuple(name.strip() for text in texts for name in text.split(",") if name.strip())
+
+
 @dataclass(frozen=True)
 class LoraSettings:
     """Low-rank adapters through peft; only the adapters train."""
 
-    r: int = 8
+    r: int = field(default=8, metadata=cli("--lora-r"))
     """Rank of each adapter."""
-    alpha: int = 16
-    """Scaling numerator (the update is scaled by alpha / r)."""
+    alpha: int | None = None
+    """Scaling numerator: the update is scaled by alpha / r (None: 2 * r)."""
     dropout: float = 0.0
     """Dropout on the adapter input (keep 0 for bit-for-bit reproducible runs)."""
-    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
-    """Names of the linear layers to adapt."""
+    target_modules: tuple[str, ...] = field(
+        default=("q_proj", "k_proj", "v_proj", "o_proj"),
+        metadata=cli("--lora-targets", parse=_layer_names),
+    )
+    """Names of the linear layers to adapt (on the command line also comma-separated; GPT-2's
+    attention is c_attn)."""
 
     def __post_init__(self) -> None:
-        if self.r < 1 or self.alpha < 1:
+        alpha = 2 * self.r if self.alpha is None else self.alpha
+        object.__setattr__(self, "alpha", alpha)
+        if self.r < 1 or alpha < 1:
             raise ValueError(f"LoRA r and alpha must be >= 1, got r={self.r}, alpha={self.alpha}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"LoRA dropout must be in [0, 1), got {self.dropout}")
@@ -419,6 +431,7 @@ def _apply_lora(model: Any, lora: LoraSettings, seed: int) -> Any:
             f"among its layers: {linear} (GPT-2: ('c_attn',); Llama, Qwen: ('q_proj', 'v_proj'); "
             "`rlvr train --lora-targets c_attn`)"
         )
+    assert lora.alpha is not None  # LoraSettings sets it
     config = peft.LoraConfig(
         r=lora.r,
         lora_alpha=lora.alpha,

@@ -23,6 +23,7 @@ import gymnasium as gym
 
 from rlvr.agents.evaluate import EpisodeRecord, play_episodes
 from rlvr.agents.policy import Completion, Conversation, SamplingParams, TrainablePolicy
+from rlvr.config import cli
 
 
 @dataclass(frozen=True)
@@ -33,9 +34,9 @@ class EnvSpec:
     """Registered env id, e.g. "rlvr/Math-v0"."""
     weight: float = 1.0
     """Relative share of this env's tasks among the prompts of a step."""
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    kwargs: Mapping[str, Any] = field(default_factory=dict, metadata=cli("--kwargs"))
     """`gym.make` keyword arguments for training episodes."""
-    heldout_kwargs: Mapping[str, Any] | None = None
+    heldout_kwargs: Mapping[str, Any] | None = field(default=None, metadata=cli("--heldout-kwargs"))
     """Keyword arguments for held-out evaluation (default: `kwargs` plus `split="test"`, given to
     the wrapped env of a wrapper env such as rlvr/MathSelfCorrect-v0 through its `env_kwargs`)."""
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -27,6 +27,7 @@ import numpy as np
 
 from rlvr.agents.errors import require_agents_extra
 from rlvr.agents.policy import Conversation, SamplingParams
+from rlvr.config import cli
 
 if TYPE_CHECKING:
     from rlvr.envs.core import TextEnv
@@ -82,13 +83,13 @@ class TinyModelConfig:
 class WarmStartConfig:
     """The supervised warm-start on the env's reference replies."""
 
-    steps: int = 1500
+    steps: int = field(default=1500, metadata=cli("--steps"))
     """Maximum number of optimizer steps."""
     batch_size: int = 64
     """Examples per step."""
     lr: float = 3e-3
     """AdamW learning rate."""
-    target_accuracy: float | None = None
+    target_accuracy: float | None = field(default=None, metadata=cli("--target-accuracy"))
     """Stop as soon as greedy held-out accuracy reaches this (None: run all `steps`)."""
     pool_size: int = 8000
     """Distinct training examples drawn from the env (train split)."""
@@ -102,6 +103,33 @@ class WarmStartConfig:
             raise ValueError("warm-start steps must be >= 0, batch_size >= 1 and lr > 0")
         if self.target_accuracy is not None and not 0 < self.target_accuracy <= 1:
             raise ValueError(f"target_accuracy must be in (0, 1], got {self.target_accuracy}")
+
+
+@dataclass(frozen=True)
+class TinyConfig:
+    """`rlvr tiny`: a tiny model for one env, built offline and saved (see `build_tiny`)."""
+
+    env_id: str = field(metadata=cli("--env"))
+    """Env id whose tasks the model learns, e.g. rlvr/Math-v0."""
+    output_dir: str = field(metadata=cli("--out"))
+    """Folder to write the model to."""
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    """`gym.make` keyword arguments of the env."""
+    heldout_kwargs: Mapping[str, Any] | None = None
+    """Keyword arguments of the env the warm start measures held-out accuracy on (None: `kwargs`
+    plus split="test")."""
+    seed: int = 0
+    """Seed of the tokenizer's corpus, the initial weights and the warm start."""
+    model: TinyModelConfig = field(default_factory=TinyModelConfig)
+    """Shape of the model and its tokenizer."""
+    warm_start: WarmStartConfig | None = field(default_factory=WarmStartConfig)
+    """The supervised warm start on the env's reference replies (None: an untrained model)."""
+
+    @property
+    def eval_kwargs(self) -> dict[str, Any]:
+        if self.heldout_kwargs is not None:
+            return dict(self.heldout_kwargs)
+        return {**self.kwargs, "split": "test"}
 
 
 def reference_episodes(

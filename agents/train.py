@@ -7,22 +7,24 @@ episodes of each, and hands them to the learner. Every random choice comes from 
 owned by the trainer and saved in checkpoints, so on CPU a run resumed from a checkpoint
 continues bit-for-bit like the run that was never stopped.
 
-Output folder: `metrics.jsonl`, `tb/` (TensorBoard), `learning_curve.png`, `checkpoints/step-N/`
-(`model/`, an HF folder `HFPolicy` loads, and `trainer.pt`), `final/` (the trained model).
+Output folder: `config.toml` (the resolved config: `rlvr train --config OUTDIR/config.toml`
+reproduces the run), `metrics.jsonl`, `tb/` (TensorBoard), `learning_curve.png`,
+`checkpoints/step-N/` (`model/`, an HF folder `HFPolicy` loads, and `trainer.pt`), `final/` (the
+trained model).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import shutil
 import time
+import warnings
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 import torch
@@ -35,25 +37,51 @@ from rlvr.agents.learners.ppo import PPOConfig, PPOLearner
 from rlvr.agents.metrics import MetricsLog, plot_learning_curves
 from rlvr.agents.policy import SamplingParams, TrainablePolicy
 from rlvr.agents.rollouts import EnvSpec, Episode, RolloutCollector, check_env_specs
+from rlvr.config import ConfigError, cli, differences, dump, write_config
 
-ALGOS = ("grpo", "ppo")
+Algo = Literal["grpo", "ppo"]
+ALGOS: tuple[str, ...] = get_args(Algo)
+MAY_CHANGE_ON_RESUME = (
+    "output_dir",
+    "steps",
+    "time_budget",
+    "eval_every",
+    "save_every",
+    "max_infra_error_rate",
+    "infra_error_window",
+    "threads",
+    "tensorboard",
+    "plot",
+    "progress",
+)
+"""The `TrainConfig` fields a resumed run may set differently from the run it continues: how long
+it runs, how often it evaluates and saves, and what it shows. Any other difference (envs, model,
+learner, sampling, seed, ...) is refused, so that the run stays the one its config describes."""
+
+
+def _read_text(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8")
 
 
 @dataclass
 class TrainConfig:
-    """A training run. Learner hyperparameters live in `grpo` / `ppo`."""
+    """A training run. Learner hyperparameters live in `grpo` / `ppo`; the settings of the rollouts
+    (temperature, completion budget, seed) live here only and are given to the learner."""
 
-    envs: Sequence[EnvSpec]
-    """Environments to train on, each with a weight (share of prompts) and kwargs."""
+    envs: Sequence[EnvSpec] = field(
+        metadata=cli("--env", parse=EnvSpec.parse, metavar="ID[=WEIGHT]")
+    )
+    """Environments to train on, each with a weight (share of prompts) and kwargs. Command line:
+    --env ID[=WEIGHT], repeated to mix envs; --kwargs/--heldout-kwargs (JSON) apply to each."""
     model: str
     """Hub id or local folder of the starting model."""
-    algo: str = "grpo"
-    """"grpo" or "ppo"."""
-    output_dir: str = "runs/train"
-    """Where metrics, plots, checkpoints and the final model go."""
+    algo: Algo = "grpo"
+    """The learner: "grpo" (settings in `grpo`) or "ppo" (settings in `ppo`)."""
+    output_dir: str = field(default="runs/train", metadata=cli("--out"))
+    """Where the config, metrics, plots, checkpoints and the final model go."""
     steps: int = 100
     """Training steps (one rollout batch and one learner update each)."""
-    prompts_per_step: int = 8
+    prompts_per_step: int = field(default=8, metadata=cli("--prompts"))
     """Tasks per step."""
     group_size: int = 8
     """Episodes per task (GRPO's G; PPO works with 1 or more)."""
@@ -79,12 +107,13 @@ class TrainConfig:
     """Seed of task choice, sampling and minibatch order."""
     device: str = "cpu"
     """Torch device of the policy."""
-    dtype: str | None = None
+    dtype: Literal["float32", "bfloat16", "float16"] | None = None
     """"float32", "bfloat16" or "float16" (None: as saved); "float16" only with `lora`."""
     lora: LoraSettings | None = None
     """Train LoRA adapters instead of all weights (with dropout 0: RL forwards run without it)."""
-    chat_template: str | None = None
-    """Jinja chat template for a model whose tokenizer has none (None: the tokenizer's own)."""
+    chat_template: str | None = field(default=None, metadata=cli(parse=_read_text, metavar="FILE"))
+    """Jinja chat template for a model whose tokenizer has none (None: the tokenizer's own). On
+    the command line, the file to read it from."""
     threads: int | None = None
     """torch.set_num_threads for the run (None: leave torch's default)."""
     tensorboard: bool = True
@@ -166,17 +195,15 @@ class TrainConfig:
             stop=self.stop,
         )
 
-    def learner_config(self) -> GRPOConfig | PPOConfig:
-        """The learner's config with the rollout settings it depends on filled in."""
-        if self.algo == "grpo":
-            budget = self.max_new_tokens * (self.max_turns or 1)
-            return dataclasses.replace(
-                self.grpo, temperature=self.temperature, completion_budget=budget
-            )
-        return dataclasses.replace(self.ppo, temperature=self.temperature, seed=self.seed)
+    @property
+    def completion_budget(self) -> int:
+        """The most ids an episode may generate: `max_new_tokens` per reply times `max_turns`
+        (one reply when the env decides the turns)."""
+        return self.max_new_tokens * (self.max_turns or 1)
 
     def to_dict(self) -> dict[str, Any]:
-        return json.loads(json.dumps(dataclasses.asdict(self), default=str))
+        """The config as `config.toml` holds it (objects a file cannot hold as their repr)."""
+        return dump(self, strict=False)
 
 
 @dataclass
@@ -212,12 +239,7 @@ class Trainer:
             chat_template=config.chat_template,
             seed=config.seed,
         )
-        learner_config = config.learner_config()
-        self.learner: GRPOLearner | PPOLearner = (
-            GRPOLearner(self.policy, learner_config)
-            if config.algo == "grpo"
-            else PPOLearner(self.policy, learner_config)
-        )
+        self.learner = self._make_learner()
         self.sampling = config.sampling()
         self.collector = RolloutCollector(
             self.policy,
@@ -239,6 +261,18 @@ class Trainer:
         self.metrics = MetricsLog(
             self.out / "metrics.jsonl", str(self.out / "tb") if config.tensorboard else None
         )
+
+    def _make_learner(self) -> GRPOLearner | PPOLearner:
+        """The learner of `algo`, given the rollout settings it depends on."""
+        config = self.config
+        if config.algo == "grpo":
+            return GRPOLearner(
+                self.policy,
+                config.grpo,
+                temperature=config.temperature,
+                completion_budget=config.completion_budget,
+            )
+        return PPOLearner(self.policy, config.ppo, temperature=config.temperature, seed=config.seed)
 
     # --- one step ---------------------------------------------------------------------------------
 
@@ -304,7 +338,7 @@ class Trainer:
 
     def run(self) -> TrainResult:
         config = self.config
-        (self.out / "config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+        self._write_config()
         if self.step == 0:  # a fresh run does not append to an earlier run's metrics
             self.metrics.truncate_after(-1)
         if not self.evaluations:
@@ -337,6 +371,13 @@ class Trainer:
                 title=", ".join(spec.id for spec in config.envs),
             )
         return TrainResult(self.out, self.step, self.train_seconds, self.evaluations, final)
+
+    def _write_config(self) -> None:
+        path = self.out / "config.toml"
+        try:
+            write_config(self.config, path, f"rlvr train --config {path} reproduces this run")
+        except ConfigError as exc:  # env kwargs holding Python objects: the run goes on
+            warnings.warn(f"{path} not written: {exc}", stacklevel=3)
 
     def _stop_on_infra_errors(self, window: int) -> None:
         """Raise `InfraErrorRateError` (after saving a checkpoint to resume from once the
@@ -427,29 +468,22 @@ class Trainer:
         self.metrics.truncate_after(self.step)
 
     def _check_same_run(self, folder: Path, saved: dict[str, Any]) -> None:
-        """Refuse a checkpoint whose learner or weights do not fit this run (another algo,
-        starting model, LoRA shape or PPO value model): it would load garbage or fail deep in
-        torch. Steps, budgets and the like may change."""
-        current = self.config.to_dict()
-        keys = ["algo", "model", "lora"] + (
-            ["ppo.value_model"] if self.config.algo == "ppo" else []
-        )
+        """Refuse a checkpoint written with settings other than this run's, but for those in
+        `MAY_CHANGE_ON_RESUME`: another algo, model or LoRA shape would load garbage or fail deep
+        in torch, and another env, learner or sampling setting would make a run that no config
+        describes."""
         changed = [
-            f"{key} {_lookup(saved, key)!r} (now {_lookup(current, key)!r})"
-            for key in keys
-            if saved and _lookup(saved, key) != _lookup(current, key)
+            f"{key} {before!r} (now {after!r})"
+            for key, before, after in differences(TrainConfig, saved, self.config.to_dict())
+            if key.split(".")[0] not in MAY_CHANGE_ON_RESUME
         ]
         if changed:
             raise TrainingError(
-                f"{folder} was written by a run with another {', '.join(changed)}; resume with "
-                "the same settings, or start a fresh output_dir"
+                f"{folder} was written by a run with other settings: {'; '.join(changed)}. "
+                f"Only {', '.join(MAY_CHANGE_ON_RESUME)} may change on resume: resume with the "
+                "run's settings (rlvr train --resume --out OUTDIR reads OUTDIR/config.toml), or "
+                "start a fresh output_dir"
             )
-
-
-def _lookup(config: dict[str, Any], dotted: str) -> Any:
-    for key in dotted.split("."):
-        config = config.get(key) if isinstance(config, dict) else None
-    return config
 
 
 def latest_checkpoint(output_dir: str | Path) -> Path | None:

@@ -6,7 +6,14 @@ imported until `gym.make` builds one.
 
 from rlvr.envs.checker import EnvCheckError, check_env
 from rlvr.envs.core import Outcome, Start, TextEnv, format_conversation
-from rlvr.envs.errors import DatasetError, EnvConfigError, EnvError, ResetNeeded
+from rlvr.envs.errors import (
+    ActionError,
+    DatasetError,
+    EnvConfigError,
+    EnvError,
+    NotTextError,
+    ResetNeeded,
+)
 from rlvr.envs.registration import register_builtin_envs, register_task_env, rlvr_env_ids
 from rlvr.envs.spaces import TextSpace
 from rlvr.envs.tasks import (
@@ -24,11 +31,13 @@ from rlvr.verifiers.types import Status, Task, Verdict
 register_builtin_envs()  # also done when gymnasium loads after `import rlvr`
 
 __all__ = [
+    "ActionError",
     "DatasetError",
     "EnvCheckError",
     "EnvConfigError",
     "EnvError",
     "ListSource",
+    "NotTextError",
     "Outcome",
     "Problem",
     "ProceduralSource",

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 
-from rlvr.envs.errors import EnvConfigError, ResetNeeded
+from rlvr.envs.errors import EnvConfigError, NotTextError, ResetNeeded
 from rlvr.envs.spaces import TextSpace
 from rlvr.verifiers.types import Verdict
 
@@ -133,11 +133,7 @@ class TextEnv(gym.Env[str, str]):
             raise ResetNeeded("call env.reset() before env.step()")
         if self._done:
             raise ResetNeeded("the episode has ended; call env.reset() to start a new one")
-        if not isinstance(action, str):
-            raise TypeError(
-                f"the action must be the reply as a str, got {type(action).__name__}; "
-                "decode token ids with your tokenizer first"
-            )
+        require_text(action)
         outcome = self._answer(action)
         self._messages.append({"role": "assistant", "content": action})
         self._turn += 1
@@ -182,6 +178,15 @@ class TextEnv(gym.Env[str, str]):
             "turn": self._turn,
             "infra_error": bool(infra_error),
         }
+
+
+def require_text(action: Any, who: str = "the action") -> None:
+    """Refuse an action that is not a `str` with `NotTextError` (a `TypeError`)."""
+    if not isinstance(action, str):
+        raise NotTextError(
+            f"{who} must be the reply as a str, got {type(action).__name__}; "
+            "decode token ids with your tokenizer first"
+        )
 
 
 def format_conversation(messages: list[Message]) -> str:

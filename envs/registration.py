@@ -15,8 +15,10 @@ import gymnasium as gym
 from rlvr.builtin_envs import (  # noqa: F401 (re-exported: the table's former home)
     BUILTIN_ENVS,
     DISABLE_PASSIVE_CHECKER,
+    MULTIAGENT_ENVS,
     SELF_CORRECT_VARIANTS,
     EnvEntry,
+    multiagent_env_ids,
     register_builtin_envs,
     rlvr_env_ids,
     self_correct_entries,

@@ -9,7 +9,7 @@ function with `rlvr.envs.register_task_env`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -99,13 +99,7 @@ class VerifiableEnv(TextEnv):
             raise EnvConfigError(
                 f"unknown reset options {sorted(unknown)}; this env accepts {list(RESET_OPTIONS)}"
             )
-        if "task" in options and "task_index" in options:
-            raise EnvConfigError("pass either options['task'] or options['task_index'], not both")
-        if "task" in options:
-            return self.coerce_task(options["task"])
-        if "task_index" in options:
-            return self.tasks[options["task_index"]]
-        return self.tasks[int(self.np_random.integers(len(self.tasks)))]
+        return choose_task(self.tasks, options, self.np_random, self.coerce_task)
 
     def coerce_task(self, task: Task | Mapping[str, Any]) -> Task:
         """Turn `options["task"]` into a `Task` (subclasses may fill defaults for their family)."""
@@ -206,3 +200,20 @@ def as_verifiable_env(env: str | gym.Env, env_kwargs: Mapping[str, Any] | None =
             "build one with rlvr.envs.register_task_env(...) or VerifiableEnv(tasks, verifier)"
         )
     return env
+
+
+def choose_task(
+    tasks: TaskSource,
+    options: Mapping[str, Any],
+    rng: np.random.Generator,
+    coerce: Callable[[Any], Task],
+) -> Task:
+    """The task pinned by `options["task"]` (made a `Task` by `coerce`) or
+    `options["task_index"]`, else one drawn uniformly with `rng`."""
+    if "task" in options and "task_index" in options:
+        raise EnvConfigError("pass either options['task'] or options['task_index'], not both")
+    if "task" in options:
+        return coerce(options["task"])
+    if "task_index" in options:
+        return tasks[options["task_index"]]
+    return tasks[int(rng.integers(len(tasks)))]

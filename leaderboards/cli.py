@@ -13,20 +13,29 @@ from typing import Any
 
 
 def add_commands(subparsers: Any) -> None:
+    from rlvr.leaderboards.runner import PARALLEL_MODES, run_suite
+
     db = argparse.ArgumentParser(add_help=False)
     db.add_argument(
         "--db",
         help="result store (SQLite file); default $RLVR_LEADERBOARD_DB, else "
         "~/.local/share/rlvr/leaderboard.sqlite (under $XDG_DATA_HOME if set)",
     )
+    # Run options left out keep the defaults of run_suite/reverify, which own them.
     run = argparse.ArgumentParser(add_help=False)
     run.add_argument(
         "--parallel",
-        default="auto",
-        choices=("auto", "processes", "threads", "serial"),
-        help="auto: processes for scripted agents, threads for openai:, serial for hf:",
+        choices=PARALLEL_MODES,
+        default=argparse.SUPPRESS,
+        help="auto: processes for scripted agents, threads for openai:, serial for hf:"
+        + _default_of(run_suite, "parallel"),
     )
-    run.add_argument("--workers", type=int, help="worker processes/threads (default: cores)")
+    run.add_argument(
+        "--workers",
+        type=int,
+        default=argparse.SUPPRESS,
+        help="worker processes/threads (default: cores)",
+    )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     bench = subparsers.add_parser(
@@ -35,7 +44,12 @@ def add_commands(subparsers: Any) -> None:
     bench.add_argument("--suite", help="built-in suite name or path of a suite .toml file")
     bench.add_argument("--agent", help=_agent_help())
     bench.add_argument("--name", help="name on the leaderboard (default: the agent spec)")
-    bench.add_argument("--batch-size", type=int, default=16, help="episodes per generate call")
+    bench.add_argument(
+        "--batch-size",
+        type=int,
+        default=argparse.SUPPRESS,
+        help="episodes per generate call" + _default_of(run_suite, "batch_size"),
+    )
     bench.add_argument(
         "--episodes", type=int, help="override tasks per env (a different, smaller benchmark)"
     )
@@ -75,6 +89,19 @@ def add_commands(subparsers: Any) -> None:
     imports.add_argument("files", nargs="+", help="the .json files rlvr bench named")
     imports.set_defaults(func=import_results)
     board.set_defaults(func=lambda args: board.print_help() or 2)
+
+
+def _default_of(function: Any, parameter: str) -> str:
+    """` (default: X)` for `--help`, X read from the function that owns the default."""
+    import inspect
+
+    found = inspect.signature(function).parameters.get(parameter)
+    return f" (default: {found.default})" if found is not None else ""
+
+
+def _run_options(args: argparse.Namespace, *names: str) -> dict[str, Any]:
+    """The run options given on the command line (the others keep the runner's defaults)."""
+    return {name: getattr(args, name) for name in names if hasattr(args, name)}
 
 
 def _selection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -202,10 +229,8 @@ def run_bench(args: argparse.Namespace) -> int:
             suite,
             args.agent,
             name=args.name,
-            parallel=args.parallel,
-            workers=args.workers,
-            batch_size=args.batch_size,
             progress=not args.no_progress,
+            **_run_options(args, "parallel", "workers", "batch_size"),
         )
         saved_in = _store_result(args, result)
         print(result_summary(result))
@@ -235,7 +260,9 @@ def run_reverify(args: argparse.Namespace) -> int:
         status = 0
         for old in olds:
             new = reverify(
-                old, parallel=args.parallel, workers=args.workers, progress=not args.no_progress
+                old,
+                progress=not args.no_progress,
+                **_run_options(args, "parallel", "workers"),
             )
             saved_in = _store_result(args, new, supersedes=old.id)
             changes = ", ".join(

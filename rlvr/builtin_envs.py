@@ -64,6 +64,21 @@ def self_correct_entries(entries: Iterable[EnvEntry]) -> tuple[EnvEntry, ...]:
 BUILTIN_ENVS += self_correct_entries(BUILTIN_ENVS)
 
 
+# Multi-agent envs (PettingZoo API) have no Gymnasium registry: `rlvr.envs.multiagent.make` reads
+# this list, kept here so that listing them (`rlvr envs`) imports no PettingZoo.
+MULTIAGENT_ENVS: tuple[EnvEntry, ...] = (
+    EnvEntry("rlvr/Connect4-v0", "rlvr.envs.multiagent.connect4:Connect4Env"),
+    EnvEntry("rlvr/Negotiation-v0", "rlvr.envs.multiagent.negotiation:NegotiationEnv"),
+    EnvEntry("rlvr/Debate-v0", "rlvr.envs.multiagent.debate:DebateEnv"),
+    EnvEntry("rlvr/ProposerSolver-v0", "rlvr.envs.multiagent.proposer_solver:ProposerSolverEnv"),
+)
+
+
+def multiagent_env_ids() -> list[str]:
+    """Ids of the built-in multi-agent environments (`rlvr.envs.multiagent.make`)."""
+    return [entry.id for entry in MULTIAGENT_ENVS]
+
+
 # Gymnasium's PassiveEnvChecker (1.4) makes the first step() fail with "cannot unpack
 # non-iterable NoneType" when the first reset() raised, e.g. on a bad option: a clear error would
 # cost the env. Our envs skip it; `rlvr.envs.check_env` runs Gymnasium's full checker instead, and

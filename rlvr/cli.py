@@ -2,7 +2,8 @@
 
 A module listed in `COMMAND_MODULES` defines `add_commands(subparsers)`, registering argparse
 subparsers whose `func(args) -> int` runs the command. Modules import heavy dependencies inside
-their command functions, so `rlvr --help` stays fast.
+their command functions, and a command whose flags are generated from config classes adds them
+on first use (`rlvr.config.defer`), so `rlvr --help` stays fast.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
+
+from rlvr.config import CommandParser
 
 COMMAND_MODULES = (
     "rlvr.envs.cli",
@@ -30,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rlvr", description="rlvr-gym: environments, verifiers and learners for RLVR"
     )
     parser.add_argument("--version", action="version", version=_version())
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=CommandParser
+    )
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).add_commands(subparsers)
     return parser

@@ -9,9 +9,11 @@
 - Every `rlvr ...` line of a ```bash block (and `$ rlvr ...` of a ```console block) parses with
   the real command line parser, `rlvr.cli.build_parser()`, without running; a script it runs
   (`bash .ci/demo.sh`, `python benchmarks/...`) exists.
-- Every ```toml block loads as a leaderboard suite. Every fence names its language (so no
-  command hides in an untagged block), every relative link and `#anchor` resolves, and every
-  repository file named in backticks exists.
+- Every ```toml block loads as a leaderboard suite, or, when it sets `model`, as a `rlvr train
+  --config` file: it reads into a `TrainConfig` (unknown keys and wrong types fail), writes back
+  equal, and its envs are made with their kwargs. Every fence names its language (so no command
+  hides in an untagged block), every relative link and `#anchor` resolves, and every repository
+  file named in backticks exists.
 """
 
 from __future__ import annotations
@@ -251,13 +253,28 @@ def test_rlvr_command_lines_parse():
     assert parsed >= 20  # the docs show the command line throughout; this guards the extraction
 
 
-def test_toml_blocks_are_valid_suites(tmp_path):
+def test_toml_blocks_are_valid_suites_or_train_configs(tmp_path):
+    from rlvr.config import parse_toml
     from rlvr.leaderboards import load_suite
 
     for number, block in enumerate(b for b in all_blocks() if b.language == "toml"):
-        path = tmp_path / f"suite{number}.toml"
+        path = tmp_path / f"block{number}.toml"
         path.write_text(block.source, encoding="utf-8")
-        load_suite(str(path))  # raises SuiteError naming the problem
+        if "model" in parse_toml(block.source, f"{block.page}:{block.line}"):
+            _check_train_config(path)
+        else:
+            load_suite(str(path))  # raises SuiteError naming the problem
+
+
+def _check_train_config(path: Path) -> None:
+    require_extra("torch", "agents")
+    from rlvr.agents.rollouts import check_env_specs
+    from rlvr.agents.train import TrainConfig
+    from rlvr.config import build, parse_toml, read_config, to_toml
+
+    config = read_config(TrainConfig, path)  # raises ConfigError naming file and key
+    assert build(TrainConfig, parse_toml(to_toml(config))) == config
+    check_env_specs(config.envs)
 
 
 def test_every_fence_names_its_language():

@@ -24,8 +24,8 @@ later passes reuse them. Episodes with an infrastructure error are dropped befor
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
 
 import torch
 
@@ -42,42 +42,41 @@ from rlvr.agents.learners.common import (
 )
 from rlvr.agents.policy import TrainablePolicy
 from rlvr.agents.rollouts import Episode
+from rlvr.config import cli
 
-LOSS_TYPES = ("grpo", "dapo", "dr_grpo")
+LossType = Literal["grpo", "dapo", "dr_grpo"]
+LOSS_TYPES: tuple[str, ...] = get_args(LossType)
 
 
 @dataclass(frozen=True)
 class GRPOConfig:
-    """Hyperparameters of the GRPO learner."""
+    """Hyperparameters of the GRPO learner. How the rollouts were sampled (temperature, the
+    completion budget) belongs to the run (`TrainConfig`) and is passed to `GRPOLearner`."""
 
-    lr: float = 1e-6
+    lr: float = field(default=1e-6, metadata=cli("--lr"))
     """AdamW learning rate (1e-6 suits billion-parameter models; tiny models want ~2e-4)."""
     weight_decay: float = 0.0
     """AdamW weight decay."""
     adam_betas: tuple[float, float] = (0.9, 0.99)
     """AdamW betas."""
-    loss_type: str = "dapo"
+    loss_type: LossType = field(default="dapo", metadata=cli("--loss-type"))
     """How token losses are aggregated: "grpo", "dapo" or "dr_grpo" (see the module docstring)."""
     scale_rewards: bool | None = None
     """Divide advantages by the group's std. None: yes for "grpo"/"dapo", no for "dr_grpo"."""
-    clip_low: float = 0.2
+    clip_low: float = field(default=0.2, metadata=cli("--clip-low"))
     """Lower clip range: the ratio is kept above 1 - clip_low."""
-    clip_high: float = 0.2
+    clip_high: float = field(default=0.2, metadata=cli("--clip-high"))
     """Upper clip range: the ratio is kept below 1 + clip_high (DAPO uses 0.28)."""
-    beta: float = 0.0
+    beta: float = field(default=0.0, metadata=cli("--beta"))
     """Weight of the KL penalty to the frozen starting policy (0 disables it and the reference)."""
-    mu: int = 1
+    mu: int = field(default=1, metadata=cli("--mu"))
     """Optimisation passes over each batch (one optimizer step per pass)."""
-    mask_truncated: bool = False
+    mask_truncated: bool = field(default=False, metadata=cli("--mask-truncated"))
     """Leave out of the loss the episodes whose reply hit max_new_tokens (DAPO's overlong mask)."""
-    micro_batch_size: int | None = None
+    micro_batch_size: int | None = field(default=None, metadata=cli("--micro-batch"))
     """Sequences per forward/backward; gradients accumulate over the batch (None: all at once)."""
     max_grad_norm: float | None = 1.0
     """Clip the global gradient norm to this (None: no clipping)."""
-    temperature: float = 1.0
-    """Sampling temperature of the rollouts; log-probabilities are computed at it."""
-    completion_budget: int = 256
-    """Dr. GRPO's constant: the most ids an episode may generate (max_new_tokens * turns)."""
 
     def __post_init__(self) -> None:
         if self.loss_type not in LOSS_TYPES:
@@ -106,10 +105,6 @@ class GRPOConfig:
             raise ValueError("micro_batch_size must be >= 1, or None for the whole batch")
         if self.max_grad_norm is not None and self.max_grad_norm <= 0:
             raise ValueError("max_grad_norm must be > 0, or None to disable clipping")
-        if self.temperature <= 0:
-            raise ValueError("temperature must be > 0: GRPO trains on sampled replies")
-        if self.completion_budget < 1:
-            raise ValueError("completion_budget must be >= 1 (max_new_tokens * max turns)")
 
     @property
     def scales_rewards(self) -> bool:
@@ -173,11 +168,30 @@ def token_weights(mask: torch.Tensor, loss_type: str, completion_budget: int) ->
 
 
 class GRPOLearner:
-    """Updates a `TrainablePolicy` (an `HFPolicy`, or your own) from groups of episodes."""
+    """Updates a `TrainablePolicy` (an `HFPolicy`, or your own) from groups of episodes.
 
-    def __init__(self, policy: TrainablePolicy, config: GRPOConfig) -> None:
+    `temperature` is the rollouts' sampling temperature (log-probabilities are computed at it);
+    `completion_budget` the most ids an episode may generate (max_new_tokens * turns), Dr. GRPO's
+    constant. Both are the run's settings, given here rather than kept in `GRPOConfig`, so that
+    each has one owner.
+    """
+
+    def __init__(
+        self,
+        policy: TrainablePolicy,
+        config: GRPOConfig,
+        *,
+        temperature: float,
+        completion_budget: int,
+    ) -> None:
+        if temperature <= 0:
+            raise ValueError("temperature must be > 0: GRPO trains on sampled replies")
+        if completion_budget < 1:
+            raise ValueError("completion_budget must be >= 1 (max_new_tokens * max turns)")
         self.policy = policy
         self.config = config
+        self.temperature = temperature
+        self.completion_budget = completion_budget
         self.parameters = policy.trainable_parameters()
         if not self.parameters:
             raise TrainingError("the policy has no trainable parameters")
@@ -200,7 +214,7 @@ class GRPOLearner:
         mask = batch.loss_mask
         if config.mask_truncated:
             mask = mask * (~batch.truncated).float()[:, None]
-        weights = token_weights(mask, config.loss_type, config.completion_budget)
+        weights = token_weights(mask, config.loss_type, self.completion_budget)
         slices = micro_batches(batch.size, config.micro_batch_size)
         references = [self._reference(batch.rows(rows)) for rows in slices]
         olds: list[torch.Tensor] = []
@@ -208,7 +222,7 @@ class GRPOLearner:
             self.optimizer.zero_grad(set_to_none=True)
             totals = {"policy": 0.0, "kl": 0.0, "clipped": 0.0}
             for index, rows in enumerate(slices):
-                logprobs, _ = forward(model, batch.rows(rows), config.temperature)  # (n, T-1)
+                logprobs, _ = forward(model, batch.rows(rows), self.temperature)  # (n, T-1)
                 if step == 0:
                     olds.append(logprobs.detach())
                 token_loss, clipped = clipped_surrogate(
@@ -243,7 +257,7 @@ class GRPOLearner:
     def _reference(self, batch: Batch) -> torch.Tensor | None:
         if self.reference is None:
             return None
-        return self.reference.logprobs(batch, self.config.temperature)
+        return self.reference.logprobs(batch, self.temperature)
 
     def state_dict(self) -> dict[str, Any]:
         return {"optimizer": self.optimizer.state_dict()}

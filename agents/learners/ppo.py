@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
 
 import torch
 
@@ -42,19 +42,22 @@ from rlvr.agents.learners.common import (
 from rlvr.agents.learners.grpo import clipped_surrogate
 from rlvr.agents.policy import TrainablePolicy
 from rlvr.agents.rollouts import Episode
+from rlvr.config import cli
 
-VALUE_MODELS = ("head", "critic")
+ValueModel = Literal["head", "critic"]
+VALUE_MODELS: tuple[str, ...] = get_args(ValueModel)
 
 
 @dataclass(frozen=True)
 class PPOConfig:
-    """Hyperparameters of the PPO learner."""
+    """Hyperparameters of the PPO learner. How the rollouts were sampled (temperature) and the
+    run's seed belong to the run (`TrainConfig`) and are passed to `PPOLearner`."""
 
-    lr: float = 1e-6
+    lr: float = field(default=1e-6, metadata=cli("--lr"))
     """AdamW learning rate of the policy (and of the value head when `value_model="head"`)."""
     critic_lr: float | None = None
     """Learning rate of a separate critic (None: same as `lr`)."""
-    value_model: str = "head"
+    value_model: ValueModel = field(default="head", metadata=cli("--value-model"))
     """"head": a linear value head on the policy's hidden states; "critic": a separate network."""
     gamma: float = 1.0
     """Discount per generated token."""
@@ -66,22 +69,18 @@ class PPOConfig:
     """Clip range of new values around old ones (None: unclipped value loss)."""
     vf_coef: float = 0.5
     """Weight of the value loss (with a head it shares the policy's gradient step)."""
-    kl_coef: float = 0.0
+    kl_coef: float = field(default=0.0, metadata=cli("--kl-coef"))
     """Per-token KL penalty to the frozen starting policy, paid in the reward (0: none)."""
-    epochs: int = 2
+    epochs: int = field(default=2, metadata=cli("--epochs"))
     """Passes over each batch."""
     minibatches: int = 1
     """Optimizer steps per pass (the batch is shuffled and split into this many)."""
-    micro_batch_size: int | None = None
+    micro_batch_size: int | None = field(default=None, metadata=cli("--micro-batch"))
     """Sequences per forward/backward within a minibatch (None: the whole minibatch)."""
     whiten_advantages: bool = True
     """Normalise advantages over the batch's generated tokens."""
     max_grad_norm: float | None = 1.0
     """Clip the global gradient norm to this (None: no clipping)."""
-    temperature: float = 1.0
-    """Sampling temperature of the rollouts; log-probabilities are computed at it."""
-    seed: int = 0
-    """Seed of the minibatch shuffling."""
 
     def __post_init__(self) -> None:
         if self.value_model not in VALUE_MODELS:
@@ -107,8 +106,6 @@ class PPOConfig:
             raise ValueError("micro_batch_size must be >= 1, or None for the whole minibatch")
         if self.max_grad_norm is not None and self.max_grad_norm <= 0:
             raise ValueError("max_grad_norm must be > 0, or None to disable clipping")
-        if self.temperature <= 0:
-            raise ValueError("temperature must be > 0: PPO trains on sampled replies")
 
 
 # --- the math (pure functions, unit-tested against hand-computed values) --------------------------
@@ -150,11 +147,21 @@ def value_loss(
 
 
 class PPOLearner:
-    """Updates a `TrainablePolicy` (and its value function) from episodes."""
+    """Updates a `TrainablePolicy` (and its value function) from episodes.
 
-    def __init__(self, policy: TrainablePolicy, config: PPOConfig) -> None:
+    `temperature` is the rollouts' sampling temperature (log-probabilities are computed at it);
+    `seed` seeds the minibatch shuffling. Both are the run's settings, given here rather than kept
+    in `PPOConfig`, so that each has one owner.
+    """
+
+    def __init__(
+        self, policy: TrainablePolicy, config: PPOConfig, *, temperature: float, seed: int
+    ) -> None:
+        if temperature <= 0:
+            raise ValueError("temperature must be > 0: PPO trains on sampled replies")
         self.policy = policy
         self.config = config
+        self.temperature = temperature
         model_config: Any = policy.model.config  # a transformers config
         hidden = model_config.hidden_size
         self.value_head = torch.nn.Linear(hidden, 1).to(policy.device)
@@ -178,7 +185,7 @@ class PPOLearner:
                 [*self.policy_parameters, *self.value_head.parameters()], lr=config.lr
             )
         self.reference = FrozenReference(policy) if config.kl_coef > 0 else None
-        self.generator = torch.Generator().manual_seed(config.seed)
+        self.generator = torch.Generator().manual_seed(seed)
 
     @property
     def value_parameters(self) -> list[torch.nn.Parameter]:
@@ -187,11 +194,11 @@ class PPOLearner:
 
     def _evaluate(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """Log-probabilities and values of the batch's tokens, (N, T-1) each."""
-        config, model = self.config, self.policy.model
+        model = self.policy.model
         if self.critic is None:
-            logprobs, states = forward(model, batch, config.temperature, hidden=True)
+            logprobs, states = forward(model, batch, self.temperature, hidden=True)
         else:
-            logprobs, _ = forward(model, batch, config.temperature)
+            logprobs, _ = forward(model, batch, self.temperature)
             _, states = forward(self.critic, batch, hidden=True)
         assert states is not None  # asked for with hidden=True
         return logprobs, self.value_head(states.float()).squeeze(-1)
@@ -215,7 +222,7 @@ class PPOLearner:
             rewards = batch.token_rewards.clone()
             kl = torch.zeros_like(rewards)
             if self.reference is not None:
-                kl = (old_logprobs - self.reference.logprobs(batch, config.temperature)) * mask
+                kl = (old_logprobs - self.reference.logprobs(batch, self.temperature)) * mask
                 rewards = rewards - config.kl_coef * kl
             advantages, returns = gae(rewards, old_values, mask, config.gamma, config.lam)
             if config.whiten_advantages:

@@ -151,3 +151,29 @@ def gpt2_policy(**kwargs: Any) -> Any:
 
     model, tokenizer = gpt2_parts()
     return HFPolicy(model, tokenizer, chat_template=GPT2_TEMPLATE, **kwargs)
+
+
+def train_config(tiny_path: Path, out: Path, **overrides: Any) -> Any:
+    """A `TrainConfig` of a few quick steps on test/Digits-v0 with the tiny model."""
+    from rlvr.agents.learners.grpo import GRPOConfig
+    from rlvr.agents.learners.ppo import PPOConfig
+    from rlvr.agents.rollouts import EnvSpec
+    from rlvr.agents.train import TrainConfig
+
+    settings: dict[str, Any] = dict(
+        envs=[EnvSpec("test/Digits-v0")],
+        model=str(tiny_path),
+        output_dir=str(out),
+        steps=2,
+        prompts_per_step=3,
+        group_size=4,
+        max_new_tokens=8,
+        eval_every=0,
+        eval_episodes=4,
+        tensorboard=False,
+        plot=False,
+        progress=False,
+        grpo=GRPOConfig(lr=1e-3),
+        ppo=PPOConfig(lr=1e-3),
+    )
+    return TrainConfig(**{**settings, **overrides})

@@ -15,6 +15,7 @@ from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner  # noqa: E402
 from rlvr.agents.learners.ppo import PPOConfig, PPOLearner  # noqa: E402
 from rlvr.agents.rollouts import EnvSpec, RolloutCollector  # noqa: E402
 from rlvr.cli import main  # noqa: E402
+from rlvr.config import parse_toml  # noqa: E402
 from tests.agents import support  # noqa: E402
 from tests.conftest import require_extra  # noqa: E402
 
@@ -65,7 +66,9 @@ def test_pass_zero_is_pi_old_exactly_despite_dropout(gpt2):
     and the KL to the frozen reference would be noise. The learners train without dropout."""
     policy = support.gpt2_policy()
     episodes = collect(policy)
-    learner = GRPOLearner(policy, GRPOConfig(lr=1e-9, beta=0.1, mu=2))
+    learner = GRPOLearner(
+        policy, GRPOConfig(lr=1e-9, beta=0.1, mu=2), temperature=1.0, completion_budget=6
+    )
     metrics = learner.update(episodes)
     assert metrics["charts/sampler_logprob_gap"] < 1e-4
     assert metrics["losses/kl"] < 1e-8
@@ -74,7 +77,9 @@ def test_pass_zero_is_pi_old_exactly_despite_dropout(gpt2):
 def test_ppo_ratios_start_at_one_despite_dropout(gpt2):
     policy = support.gpt2_policy()
     episodes = collect(policy)
-    learner = PPOLearner(policy, PPOConfig(lr=1e-9, clip=0.01, epochs=2, kl_coef=0.1))
+    learner = PPOLearner(
+        policy, PPOConfig(lr=1e-9, clip=0.01, epochs=2, kl_coef=0.1), temperature=1.0, seed=0
+    )
     metrics = learner.update(episodes)
     assert metrics["charts/clip_fraction"] == 0.0
     assert abs(metrics["charts/kl_to_reference"]) < 1e-6
@@ -101,8 +106,11 @@ def test_rlvr_train_on_a_model_without_a_template(tmp_path, capsys):
     assert main([*arguments, *template, "--lora-r", "2"]) == 1
     assert "pick among its layers" in capsys.readouterr().err  # LoRA's default targets are Llama's
     assert main([*arguments, *template, "--lora-r", "2", "--lora-targets", "c_attn"]) == 0
-    assert main([*arguments, *template, "--lora-targets", "c_attn"]) == 1
-    assert "--lora-targets needs --lora-r" in capsys.readouterr().err
+    # the targets alone turn LoRA on at the default rank (alpha 2 * r, as with --lora-r)
+    capsys.readouterr()
+    assert main([*arguments, *template, "--lora-targets", "c_attn", "--print-config"]) == 0
+    lora = parse_toml(capsys.readouterr().out)["lora"]
+    assert lora == {"r": 8, "alpha": 16, "dropout": 0.0, "target_modules": ["c_attn"]}
     assert main([*arguments, *template, "--algo", "ppo"]) == 0
     trained = HFPolicy(tmp_path / "run" / "final")
     assert trained.tokenizer.chat_template == support.GPT2_TEMPLATE

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -19,32 +20,13 @@ from rlvr.agents.metrics import read_metrics  # noqa: E402
 from rlvr.agents.rollouts import EnvSpec, RolloutCollector, check_env_specs  # noqa: E402
 from rlvr.agents.train import TrainConfig, Trainer, train  # noqa: E402
 from rlvr.cli import main  # noqa: E402
+from rlvr.config import read_config  # noqa: E402
 from rlvr.envs import register_task_env  # noqa: E402
 from rlvr.verifiers import Verdict  # noqa: E402
 from tests.agents.support import HALF_BROKEN, digits, fixed_additions  # noqa: E402
+from tests.agents.support import train_config as config  # noqa: E402
 
 TIMING_KEYS = ("time/", "charts/tokens_per_second")
-
-
-def config(tiny_path, out, **overrides) -> TrainConfig:
-    settings = dict(
-        envs=[EnvSpec("test/Digits-v0")],
-        model=str(tiny_path),
-        output_dir=str(out),
-        steps=2,
-        prompts_per_step=3,
-        group_size=4,
-        max_new_tokens=8,
-        eval_every=0,
-        eval_episodes=4,
-        tensorboard=False,
-        plot=False,
-        progress=False,
-        grpo=GRPOConfig(lr=1e-3),
-        ppo=PPOConfig(lr=1e-3),
-    )
-    settings.update(overrides)
-    return TrainConfig(**settings)
 
 
 def snapshot(parameters):
@@ -233,9 +215,7 @@ def test_a_bad_metrics_line_before_the_last_names_file_and_line(tiny_path, tmp_p
     metrics = tmp_path / "metrics.jsonl"
     lines = metrics.read_text().splitlines(keepends=True)
     metrics.write_text("".join([lines[0], "{not json\n", *lines[1:]]))
-    code = train_command(
-        "--env", "test/Digits-v0", "--model", str(tiny_path), "--out", str(tmp_path), "--resume"
-    )
+    code = main(["train", "--out", str(tmp_path), "--resume"])  # the run's config.toml
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" not in err
     assert f"error: {metrics}:2: invalid JSON" in err and "delete that line" in err
@@ -272,9 +252,9 @@ def test_truncating_metrics_is_atomic_when_killed_mid_write(tmp_path):
 
 def test_resuming_with_another_learner_or_model_is_refused(tiny_path, tmp_path):
     train(config(tiny_path, tmp_path, steps=1))
-    with pytest.raises(TrainingError, match="another algo 'grpo' \\(now 'ppo'\\)"):
+    with pytest.raises(TrainingError, match="other settings: algo 'grpo' \\(now 'ppo'\\)"):
         train(config(tiny_path, tmp_path, steps=2, algo="ppo"), resume=True)
-    with pytest.raises(TrainingError, match="another lora None"):
+    with pytest.raises(TrainingError, match="other settings: lora 'none' \\(now \\{'r': 2"):
         train(config(tiny_path, tmp_path, steps=2, lora=LoraSettings(r=2)), resume=True)
     assert train(config(tiny_path, tmp_path, steps=2), resume=True).steps == 2
 
@@ -287,7 +267,7 @@ def test_infra_errors_are_dropped_from_the_loss_and_counted(tiny_path):
     episodes = collector.collect([(0, seed) for seed in range(8)], torch.Generator().manual_seed(0))
     broken = [e for e in episodes if e.infra_error]
     assert broken and len(broken) < len(episodes)
-    learner = GRPOLearner(policy, GRPOConfig(lr=1e-3))
+    learner = GRPOLearner(policy, GRPOConfig(lr=1e-3), temperature=1.0, completion_budget=4)
     metrics = learner.update(episodes)
     assert metrics["rollout/infra_errors"] == len(broken)
     before = snapshot(learner.parameters)
@@ -314,7 +294,9 @@ def test_an_infra_error_sample_is_left_out_of_its_groups_baseline(tiny_path):
         (episodes[:1] + episodes[2:], 0),
     ):
         broken.record.rewards = [broken_reward]
-        learner = GRPOLearner(HFPolicy(tiny_path), GRPOConfig(lr=1e-3))
+        learner = GRPOLearner(
+            HFPolicy(tiny_path), GRPOConfig(lr=1e-3), temperature=1.0, completion_budget=6
+        )
         learner.update(batch)
         results.append(snapshot(learner.parameters))
     for first, *others in zip(*results):
@@ -413,7 +395,10 @@ def test_gradient_accumulation_matches_one_big_batch(tiny_path):
         episodes = collector.collect([(0, 1), (0, 2)], torch.Generator().manual_seed(5))
         for loss_type in ("grpo", "dapo", "dr_grpo"):
             learner = GRPOLearner(
-                policy, GRPOConfig(lr=1e-3, loss_type=loss_type, micro_batch_size=micro)
+                policy,
+                GRPOConfig(lr=1e-3, loss_type=loss_type, micro_batch_size=micro),
+                temperature=1.0,
+                completion_budget=256,  # Dr. GRPO's scale as before: small steps, exact sums
             )
             learner.update(episodes)
         updated.append(snapshot(policy.trainable_parameters()))
@@ -434,7 +419,12 @@ def test_truncated_replies_can_be_masked_out(tiny_path):
         episodes = collector.collect([(0, 1), (0, 2)], torch.Generator().manual_seed(5))
         for episode in episodes:
             episode.completion_truncated = True
-        learner = GRPOLearner(policy, GRPOConfig(lr=1e-3, mask_truncated=mask_truncated))
+        learner = GRPOLearner(
+            policy,
+            GRPOConfig(lr=1e-3, mask_truncated=mask_truncated),
+            temperature=1.0,
+            completion_budget=3,
+        )
         before = snapshot(learner.parameters)
         learner.update(episodes)
         moved[mask_truncated] = any(
@@ -466,7 +456,7 @@ def test_periodic_held_out_evaluation_and_outputs(tiny_path, tmp_path):
     assert (tmp_path / "learning_curve.png").stat().st_size > 10_000
     assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
     assert (tmp_path / "final" / "config.json").exists()
-    assert json.loads((tmp_path / "config.json").read_text())["steps"] == 4
+    assert read_config(TrainConfig, tmp_path / "config.toml").steps == 4
 
 
 def test_held_out_split_is_used_for_evaluation():
@@ -519,11 +509,9 @@ def test_rlvr_train_command(tiny_path, tmp_path, capsys):
     assert "held-out" in out and "final model" in out
     assert (tmp_path / "final" / "model.safetensors").exists()
     assert (tmp_path / "learning_curve.png").exists()
-    saved = json.loads((tmp_path / "config.json").read_text())
-    assert [(e["id"], e["weight"]) for e in saved["envs"]] == [
-        ("test/Digits-v0", 2.0),
-        ("test/Add-v0", 1.0),
-    ]
+    saved = read_config(TrainConfig, tmp_path / "config.toml")
+    assert [(e.id, e.weight) for e in saved.envs] == [("test/Digits-v0", 2.0), ("test/Add-v0", 1.0)]
+    assert (saved.algo, saved.ppo.lr, saved.prompts_per_step) == ("ppo", 1e-3, 2)
 
 
 def test_rlvr_tiny_command_builds_a_loadable_model(tmp_path, capsys):
@@ -592,3 +580,23 @@ def test_the_progress_bar_counts_what_ends_the_run(tiny_path, tmp_path, capsys, 
         assert "2/2" in bar and "step/s" in bar
     else:
         assert "/600 s [" in bar and "step=2" in bar and "step/s" not in bar
+
+
+def test_each_rollout_setting_has_one_owner():
+    """Temperature, completion budget and seed belonged to both the run and the learner configs,
+    and `TrainConfig.learner_config()` silently overwrote the learner's copy."""
+    run = {field.name for field in dataclasses.fields(TrainConfig)} | {"completion_budget"}
+    for learner in (GRPOConfig, PPOConfig):
+        assert not run & {field.name for field in dataclasses.fields(learner)}, learner
+    assert not hasattr(TrainConfig, "learner_config")
+
+
+def test_the_learner_gets_the_runs_rollout_settings_and_its_config_as_given(tiny_path, tmp_path):
+    run = config(tiny_path, tmp_path, temperature=0.7, max_new_tokens=8, max_turns=3, seed=5)
+    grpo = Trainer(run).learner
+    assert (grpo.temperature, grpo.completion_budget) == (0.7, 24)
+    assert grpo.config is run.grpo
+    run = dataclasses.replace(run, algo="ppo")
+    ppo = Trainer(run).learner
+    assert ppo.temperature == 0.7 and ppo.config is run.ppo
+    assert torch.equal(ppo.generator.get_state(), torch.Generator().manual_seed(5).get_state())

@@ -466,3 +466,24 @@ def test_sampling_env_version_and_verifier_differences_are_all_refused(tmp_path:
     for other in (hotter, newer, rejudged):
         with pytest.raises(NotComparableError):
             rank([a, other])
+
+
+def test_run_options_given_before_reverify_are_kept_and_left_out_ones_take_the_runners():
+    """`rlvr bench --parallel threads reverify 3` ran with parallel='auto': the subcommand's
+    restated default overwrote the option given before it."""
+    import inspect
+
+    from rlvr.cli import build_parser
+    from rlvr.leaderboards import runner
+
+    parser = build_parser()
+    assert (
+        parser.parse_args(["bench", "--parallel", "threads", "reverify", "3"]).parallel == "threads"
+    )
+    left_out = vars(parser.parse_args(["bench", "--suite", "math", "--agent", "oracle"]))
+    assert not {"parallel", "workers", "batch_size"} & set(left_out)
+    defaults = inspect.signature(runner.run_suite).parameters
+    bench = parser._subparsers._group_actions[0].choices["bench"]  # type: ignore[union-attr]
+    help_text = " ".join(bench.format_help().split())
+    assert f"(default: {defaults['parallel'].default})" in help_text
+    assert f"per generate call (default: {defaults['batch_size'].default})" in help_text

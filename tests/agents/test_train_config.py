@@ -1,0 +1,215 @@
+"""`rlvr train` and `rlvr tiny` configs: flags generated from the dataclasses, today's flag names
+kept, files that reproduce a run, and what may change on resume."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from rlvr.agents.errors import TrainingError  # noqa: E402
+from rlvr.agents.hf import HFPolicy, LoraSettings  # noqa: E402
+from rlvr.agents.learners.grpo import GRPOConfig  # noqa: E402
+from rlvr.agents.learners.ppo import PPOConfig  # noqa: E402
+from rlvr.agents.metrics import read_metrics  # noqa: E402
+from rlvr.agents.rollouts import EnvSpec  # noqa: E402
+from rlvr.agents.tiny import TinyConfig, TinyModelConfig, WarmStartConfig  # noqa: E402
+from rlvr.agents.train import TrainConfig, train  # noqa: E402
+from rlvr.cli import build_parser, main  # noqa: E402
+from rlvr.config import build, parse_toml, read_config, resolve  # noqa: E402
+from tests.agents.support import train_config  # noqa: E402
+
+
+def parsed(*argv: str) -> TrainConfig:
+    args = build_parser().parse_args(["train", *argv])
+    return resolve(TrainConfig, args, args.config)
+
+
+def field_paths(cls: type, prefix: str = "") -> list[str]:
+    """Dotted paths of every field, nested dataclasses (and list elements) included."""
+    paths = []
+    hints = typing.get_type_hints(cls)
+    for field in dataclasses.fields(cls):
+        paths.append(prefix + field.name)
+        inner = [a for a in typing.get_args(hints[field.name]) if a is not type(None)]
+        for candidate in [hints[field.name], *inner]:
+            if dataclasses.is_dataclass(candidate):
+                paths += field_paths(candidate, f"{prefix}{field.name}.")
+    return paths
+
+
+@pytest.mark.parametrize("command", ["train", "tiny"])
+def test_every_field_has_a_generated_flag(command):
+    parser = build_parser()._subparsers._group_actions[0].choices[command]  # type: ignore[union-attr]
+    parser.format_help()  # makes the flags
+    flags = {name for action in parser._actions for name in action.option_strings}
+    cls = {"train": TrainConfig, "tiny": TinyConfig}[command]
+    wanted = {"--" + path.replace("_", "-") for path in field_paths(cls)}
+    # tables are reached through their fields (--grpo.lr); each env's id comes from --env ID
+    wanted -= {"--grpo", "--ppo", "--envs.id"} if command == "train" else {"--model"}
+    assert wanted <= flags, wanted - flags
+
+
+def test_no_flags_give_the_dataclass_defaults():
+    assert parsed("--env", "test/Add-v0", "--model", "m") == TrainConfig(
+        envs=[EnvSpec("test/Add-v0")], model="m"
+    )
+
+
+def test_todays_flag_names_keep_their_meaning(tmp_path):
+    """Every flag `rlvr train` took before its flags were generated, with what it set then."""
+    template = tmp_path / "chat.jinja"
+    template.write_text("{{ messages }}")
+    args = build_parser().parse_args(
+        ["train", "--env", "test/Add-v0=2", "--env", "test/Digits-v0", "--kwargs", '{"a": 1}',
+         "--heldout-kwargs", '{"split": "test"}', "--model", "m", "--chat-template", str(template),
+         "--algo", "ppo", "--out", "o", "--steps", "3", "--prompts", "4", "--group-size", "5",
+         "--max-new-tokens", "6", "--max-turns", "2", "--temperature", "0.7", "--lr", "0.001",
+         "--loss-type", "grpo", "--clip-low", "0.1", "--clip-high", "0.3", "--beta", "0.05",
+         "--mu", "2", "--mask-truncated", "--micro-batch", "4", "--value-model", "critic",
+         "--kl-coef", "0.01", "--epochs", "3", "--eval-every", "7", "--eval-episodes", "8",
+         "--save-every", "9", "--time-budget", "60", "--max-infra-error-rate", "0.5",
+         "--infra-error-window", "4", "--seed", "11", "--threads", "1", "--device", "cpu",
+         "--dtype", "bfloat16", "--lora-r", "4", "--lora-targets", "c_attn,c_proj",
+         "--no-tensorboard", "--no-progress", "--resume"]
+    )  # fmt: skip
+    kwargs, heldout = {"a": 1}, {"split": "test"}
+    assert args.resume is True
+    assert resolve(TrainConfig, args) == TrainConfig(
+        envs=[
+            EnvSpec("test/Add-v0", 2.0, kwargs, heldout),
+            EnvSpec("test/Digits-v0", 1.0, kwargs, heldout),
+        ],
+        model="m",
+        chat_template="{{ messages }}",
+        algo="ppo",
+        output_dir="o",
+        steps=3,
+        prompts_per_step=4,
+        group_size=5,
+        max_new_tokens=6,
+        max_turns=2,
+        temperature=0.7,
+        eval_every=7,
+        eval_episodes=8,
+        save_every=9,
+        time_budget=60.0,
+        max_infra_error_rate=0.5,
+        infra_error_window=4,
+        seed=11,
+        threads=1,
+        device="cpu",
+        dtype="bfloat16",
+        lora=LoraSettings(r=4, alpha=8, target_modules=("c_attn", "c_proj")),  # alpha 2r as before
+        tensorboard=False,
+        progress=False,
+        grpo=GRPOConfig(
+            lr=1e-3,
+            loss_type="grpo",
+            clip_low=0.1,
+            clip_high=0.3,
+            beta=0.05,
+            mu=2,
+            mask_truncated=True,
+            micro_batch_size=4,
+        ),
+        ppo=PPOConfig(lr=1e-3, value_model="critic", kl_coef=0.01, epochs=3, micro_batch_size=4),
+    )
+
+
+def test_lr_sets_both_learners_and_a_specific_flag_wins():
+    config = parsed("--env", "e", "--model", "m", "--lr", "0.5", "--ppo.lr", "0.25")
+    assert (config.grpo.lr, config.ppo.lr) == (0.5, 0.25)
+
+
+def test_a_file_with_flags_over_it(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text(
+        'model = "m"\nsteps = 5\n\n[[envs]]\nid = "test/Add-v0"\nweight = 3.0\n'
+        'kwargs = { difficulty = 1 }\n\n[[envs]]\nid = "test/Digits-v0"\n\n[grpo]\nlr = 0.01\n'
+    )
+    config = parsed("--config", str(path), "--steps", "7", "--heldout-kwargs", "{}")
+    assert config == TrainConfig(
+        envs=[
+            EnvSpec("test/Add-v0", 3.0, {"difficulty": 1}, {}),
+            EnvSpec("test/Digits-v0", 1.0, {}, {}),
+        ],
+        model="m",
+        steps=7,
+        grpo=GRPOConfig(lr=0.01),
+    )
+
+
+def test_print_config_reads_back_equal(tmp_path, capsys):
+    argv = ["train", "--env", "test/Add-v0", "--kwargs", '{"levels": [1, 2], "x": null}',
+            "--model", "m", "--algo", "ppo", "--stop", "</answer>", "--lora-r", "2",
+            "--ppo.value-clip", "none", "--grpo.scale-rewards", "false",
+            "--max-turns", "3"]  # fmt: skip
+    assert main([*argv, "--print-config"]) == 0
+    printed = capsys.readouterr().out
+    (tmp_path / "run.toml").write_text(printed)
+    assert build(TrainConfig, parse_toml(printed)) == parsed(*argv[1:])
+    assert main(["train", "--config", str(tmp_path / "run.toml"), "--print-config"]) == 0
+    assert capsys.readouterr().out == printed
+
+
+def test_bad_config_files_are_refused_in_one_line(tmp_path, capsys):
+    path = tmp_path / "run.toml"
+    path.write_text('model = "m"\n\n[[envs]]\nid = "test/Add-v0"\n\n[grpo]\nlearning_rate = 1\n')
+    assert main(["train", "--config", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: unknown key 'learning_rate' in [grpo]; GRPOConfig ")
+    assert "accepts: lr, weight_decay" in err and "Traceback" not in err
+    path.write_text('model = "m"\nsteps = "ten"\n\n[[envs]]\nid = "test/Add-v0"\n')
+    assert main(["train", "--config", str(path)]) == 1
+    assert f"error: {path}: steps: expected an integer, got 'ten'" in capsys.readouterr().err
+    assert main(["train", "--model", "m"]) == 1
+    assert "envs is required: give --env" in capsys.readouterr().err
+
+
+def test_the_written_config_reproduces_the_run(tiny_path, tmp_path):
+    first = train_config(tiny_path, tmp_path / "a", lora=LoraSettings(r=2), seed=3)
+    train(first)
+    assert read_config(TrainConfig, tmp_path / "a" / "config.toml") == first
+    again = ["train", "--config", str(tmp_path / "a" / "config.toml"), "--out", str(tmp_path / "b")]
+    assert main(again) == 0
+    a = HFPolicy(tmp_path / "a" / "final").model.state_dict()
+    b = HFPolicy(tmp_path / "b" / "final").model.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[key], b[key]) for key in a)
+
+
+def test_resume_refuses_other_settings_naming_them(tiny_path, tmp_path, capsys):
+    train(train_config(tiny_path, tmp_path, steps=1))
+    changed = train_config(tiny_path, tmp_path, prompts_per_step=2, grpo=GRPOConfig(lr=2e-3))
+    with pytest.raises(TrainingError) as refused:
+        train(changed, resume=True)
+    message = str(refused.value)
+    assert "prompts_per_step 3 (now 2); grpo.lr 0.001 (now 0.002)." in message
+    assert "Only output_dir, steps, time_budget" in message and "steps 1" not in message
+    # the command line resumes from OUTDIR/config.toml: only the run's length is given
+    assert main(["train", "--out", str(tmp_path), "--resume", "--steps", "2"]) == 0
+    rows = read_metrics(tmp_path / "metrics.jsonl")
+    assert [row["step"] for row in rows if "losses/policy" in row] == [1, 2]
+    assert main(["train", "--out", str(tmp_path), "--resume", "--steps", "3", "--lr", "0.5"]) == 1
+    assert "grpo.lr 0.001 (now 0.5)" in capsys.readouterr().err
+
+
+def test_rlvr_tiny_flags(capsys):
+    argv = ["tiny", "--env", "test/Add-v0", "--out", "m", "--steps", "5", "--target-accuracy",
+            "0.3", "--model.layers", "2", "--heldout-kwargs", "{}", "--print-config"]  # fmt: skip
+    assert main(argv) == 0
+    assert build(TinyConfig, parse_toml(capsys.readouterr().out)) == TinyConfig(
+        "test/Add-v0",
+        "m",
+        heldout_kwargs={},
+        model=TinyModelConfig(layers=2),
+        warm_start=WarmStartConfig(steps=5, target_accuracy=0.3),
+    )
+    assert main(["tiny", "--env", "e", "--out", "m", "--no-warm-start", "--print-config"]) == 0
+    config = build(TinyConfig, parse_toml(capsys.readouterr().out))
+    assert config.warm_start is None and config.eval_kwargs == {"split": "test"}
+    assert main(["tiny", "--env", "e", "--out", "m", "--no-warm-start", "--steps", "3"]) == 1
+    assert "--no-warm-start contradicts --warm-start.steps" in capsys.readouterr().err
