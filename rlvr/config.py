@@ -28,18 +28,13 @@ import itertools
 import json
 import math
 import re
-import sys
 import textwrap
+import tomllib
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, ParamSpec, TypeVar, Union, cast
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - the project depends on tomli for Python 3.10
-    import tomli as tomllib
 
 T = TypeVar("T")
 P = ParamSpec("P")
