@@ -6,8 +6,8 @@ uses the evaluation loop (`rlvr.agents.evaluate.play_episodes`) with a token-lev
 
 - the first prompt is the chat template applied to the env's opening messages;
 - every reply is sampled from the episode's running ids, and its ids go in with loss mask 1;
-- the env's next messages are appended as ids (`HFPolicy.encode_followup`) with loss mask 0, so
-  the ids trained on are exactly the ids generated, never a re-tokenized history;
+- the env's next messages are appended as ids (`TrainablePolicy.encode_followup`) with loss
+  mask 0, so the ids trained on are exactly the ids generated, never a re-tokenized history;
 - each turn's reward is attached to the last id of that turn's reply;
 - episodes flagged `infra_error` are kept (for the metrics) but carry `infra_error=True`; the
   learners drop them from the loss.
@@ -22,7 +22,7 @@ from typing import Any
 import gymnasium as gym
 
 from rlvr.agents.evaluate import EpisodeRecord, play_episodes
-from rlvr.agents.policy import Completion, Conversation, SamplingParams
+from rlvr.agents.policy import Completion, Conversation, SamplingParams, TrainablePolicy
 from rlvr.config import cli
 
 
@@ -144,7 +144,9 @@ class _Trace:
 class _TokenActor:
     """The `act` of `play_episodes` that keeps each episode's ids (token-in/token-out)."""
 
-    def __init__(self, policy: Any, size: int, sampling: SamplingParams, generator: Any) -> None:
+    def __init__(
+        self, policy: TrainablePolicy, size: int, sampling: SamplingParams, generator: Any
+    ) -> None:
         self.policy = policy
         self.sampling = sampling
         self.generator = generator
@@ -183,11 +185,11 @@ class _TokenActor:
 
 
 class RolloutCollector:
-    """Plays groups of episodes with an `HFPolicy` (or anything with its token methods)."""
+    """Plays groups of episodes with a `TrainablePolicy` (an `HFPolicy`, or your own)."""
 
     def __init__(
         self,
-        policy: Any,
+        policy: TrainablePolicy,
         envs: Sequence[EnvSpec],
         *,
         group_size: int,

@@ -31,7 +31,7 @@ from rlvr.envs.tasks import (
 from rlvr.envs.verifiable import VerifiableEnv
 from rlvr.verifiers.types import Status, Task, Verdict
 
-register_builtin_envs()
+register_builtin_envs()  # also done when gymnasium loads after `import rlvr`
 
 __all__ = [
     "ActionError",

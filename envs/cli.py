@@ -84,7 +84,7 @@ def play_env(args: argparse.Namespace) -> int:
                 if reply.strip() == "/new":
                     break
                 observation, reward, terminated, truncated, info = env.step(reply)
-                total += reward
+                total += float(reward)
                 done = terminated or truncated
                 print(f"\n{observation}\n[reward {reward:.3f}, return {total:.3f}]\n")
     finally:
@@ -120,7 +120,7 @@ def play_multiagent(args: argparse.Namespace) -> int:
 
 
 def _read_reply() -> str | None:
-    lines = []
+    lines: list[str] = []
     for line in sys.stdin:
         line = line.rstrip("\n")
         if line == ".":

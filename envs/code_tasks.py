@@ -10,6 +10,7 @@ must return an int fails if it returns 5.0 or True.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,8 +61,8 @@ def _problem(
     reference: str,
     cases: list[tuple[tuple, Any]],
     *,
-    raises: list[tuple[tuple, str]] = (),
-    kwargs_cases: list[tuple[tuple, dict, Any]] = (),
+    raises: Sequence[tuple[tuple, str]] = (),
+    kwargs_cases: Sequence[tuple[tuple, dict, Any]] = (),
     compare: str = "exact",
 ) -> None:
     calls = [CallCase(args, expected=expected, compare=compare) for args, expected in cases]

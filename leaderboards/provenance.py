@@ -16,7 +16,7 @@ import platform
 import subprocess
 import sys
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +109,7 @@ def code_info() -> dict[str, Any]:
         "platform": platform.platform(),
         "gymnasium": gym.__version__,
         "numpy": numpy.__version__,
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "argv": list(sys.argv),
     }
 

@@ -195,9 +195,9 @@ def off_by_one_mutants(code: str, entry: str, rng: np.random.Generator) -> list[
     for index in rng.permutation(len(sites)):
         tree = ast.parse(code)
         node = _mutation_sites(tree, entry)[int(index)]
-        if isinstance(node, ast.Constant):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
             node.value += 1
-        else:
+        elif isinstance(node, ast.Compare):
             node.ops[0] = _FLIPPED[type(node.ops[0])]()
         mutants.append(ast.unparse(tree))
     return mutants

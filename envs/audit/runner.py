@@ -79,7 +79,7 @@ def run_audit(
             raise EnvConfigError(f"env_options cannot set {', '.join(clash)}: the dataset sets it")
         env = gym.make(env_id, **kwargs, **(env_options or {}))
         try:
-            base = env.unwrapped
+            base: Any = env.unwrapped  # a TextEnv with a TaskJudge (each auditor's own family)
             items = choose_items(len(base.judge.tasks), n, seed)
             report = AuditReport(env_id, name, len(items))
             for done, item in enumerate(items, start=1):

@@ -253,6 +253,7 @@ class TextAECEnv(AECEnv[str, str, str]):
             self._was_dead_step(None)
             return
         self.check_action(current, action)
+        assert isinstance(action, str)  # check_action refused anything else
         self._cumulative_rewards[current] = 0.0
         self._round_info[current] = {}
         self._observations[current] = ""

@@ -115,7 +115,8 @@ class DebateEnv(TextAECEnv):
         agents = (*DEBATERS, JUDGE) if judge == "policy" else DEBATERS
         super().__init__(agents, render_mode=render_mode, max_text_length=max_text_length)
         if judge == "policy":  # the judge round is a turn of one: not parallelizable by PettingZoo
-            self.metadata = {**self.metadata, "is_parallelizable": False}
+            # This instance's metadata, not the class's (PettingZoo reads env.metadata).
+            self.metadata = {**self.metadata, "is_parallelizable": False}  # type: ignore[misc]
         self.judge = judge
         self.rounds = rounds
         self.task: Task | None = None

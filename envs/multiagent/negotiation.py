@@ -118,7 +118,7 @@ class NegotiationEnv(TextAECEnv):
         if problem is not None:
             text = f"{mover}'s turn was malformed ({problem}): the negotiation ends, no deal."
             return self._end("malformed", text, info={"malformed_by": mover})
-        if proposal == "accept":
+        if isinstance(proposal, str):  # "accept", the only text read_turn returns
             assert self._on_table is not None  # read_turn refuses an accept with nothing on it
             proposer, share = self._on_table
             deal = {proposer: share, self._partner(proposer): _rest(self.counts, share)}
