@@ -130,6 +130,16 @@ class CodeJudge(TaskJudge):
     """Code tasks (answers in the `CodeTests` form) judged by a `UnitTestVerifier`, which the
     judge owns and closes; the oracle replies with the task's reference solution."""
 
+    def __init__(
+        self,
+        tasks: TaskSource | Iterable[Task | Mapping[str, Any]],
+        verifier: UnitTestVerifier,
+        *,
+        system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+    ) -> None:
+        super().__init__(tasks, verifier, system_prompt=system_prompt)
+        self.unit_tests = verifier
+
     def check(self, task: Task) -> None:
         CodeTests.from_answer(task.answer, task.id)
 
@@ -140,7 +150,7 @@ class CodeJudge(TaskJudge):
         return f"```python\n{reference.rstrip()}\n```"
 
     def close(self) -> None:
-        self.verifier.close()
+        self.unit_tests.close()
 
 
 # --- loaders ------------------------------------------------------------------------------------

@@ -80,7 +80,13 @@ class TextEnv(gym.Env[str, str]):
         max_text_length: longest observation/action accepted by the spaces, in characters.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    # Gymnasium reads metadata from the class but declares it as an instance attribute.
+    metadata: ClassVar[dict[str, Any]] = {  # type: ignore[misc]
+        "render_modes": ["ansi", "human"],
+        "render_fps": 1,
+    }
+    observation_space: TextSpace
+    action_space: TextSpace
     verifier_version: ClassVar[str | None] = None
     """For an env without a judge: the version of its judging, recorded with results (bump it
     whenever a change can alter a reward). An env with a judge is described by the judge."""

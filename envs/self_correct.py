@@ -15,7 +15,7 @@ from rlvr.envs.interactions import (
     SelfCorrect,
     mentions_gold,
 )
-from rlvr.envs.verifiable import as_verifiable_env, judge_of
+from rlvr.envs.verifiable import as_verifiable_env, base_of
 
 
 class SelfCorrectEnv(TextEnv):
@@ -89,11 +89,12 @@ class SelfCorrectEnv(TextEnv):
     ) -> None:
         interaction = SelfCorrect(max_attempts, feedback, reward, bonus)  # checked first
         self.env = as_verifiable_env(env, env_kwargs, split=split)
+        base = base_of(self.env)
         super().__init__(
-            judge_of(self.env),
+            base.judge,
             interaction,
             render_mode=render_mode,
-            max_text_length=self.env.unwrapped.observation_space.max_length,
+            max_text_length=base.observation_space.max_length,
         )
 
     def close(self) -> None:

@@ -3,7 +3,7 @@
 Most verifiable tasks need nothing more: the agent gets a prompt, replies once, and the verifier's
 score is the reward. It is `TextEnv(TaskJudge(tasks, verifier, ...))`, the env that
 `rlvr.envs.register_task_env` registers. Envs built on another env (`SelfCorrectEnv`,
-`VerifiableToolEnv`) take that env's judge with `as_verifiable_env` and `judge_of`.
+`VerifiableToolEnv`) take that env's judge with `as_verifiable_env` and `base_of`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import gymnasium as gym
 from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.interactions import SingleTurn
-from rlvr.envs.judge import Judge, TaskJudge
+from rlvr.envs.judge import TaskJudge
 from rlvr.envs.tasks import TaskSource
 from rlvr.verifiers.function import VerifyFunction
 from rlvr.verifiers.types import Task, Verdict, Verifier
@@ -134,7 +134,7 @@ def as_verifiable_env(
     """The env another env builds on: an id (made here with `env_kwargs`, and `split` when
     given) or an env instance, whose `.unwrapped` is a single-turn env with a judge.
 
-    Returns the env as given or made (close it when done); `judge_of` gives its judge.
+    Returns the env as given or made (close it when done); `base_of` gives the env under it.
     """
     if isinstance(env, str):
         kwargs = dict(env_kwargs or {})
@@ -155,8 +155,8 @@ def as_verifiable_env(
     return env
 
 
-def judge_of(env: gym.Env) -> Judge:
-    """The judge of an env returned by `as_verifiable_env`."""
-    judge = env.unwrapped.judge
-    assert judge is not None  # as_verifiable_env checked: a SingleTurn env has a judge
-    return judge
+def base_of(env: gym.Env) -> TextEnv:
+    """The single-turn env with a judge under an env returned by `as_verifiable_env`."""
+    base = env.unwrapped
+    assert isinstance(base, TextEnv) and base.judge is not None  # as_verifiable_env checked
+    return base

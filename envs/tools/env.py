@@ -22,7 +22,7 @@ from rlvr.envs.interactions import Interaction
 from rlvr.envs.judge import Judge
 from rlvr.envs.tools.parsing import ToolCall, parse_tool_calls
 from rlvr.envs.tools.tool import Tool, Toolbox, ToolResult
-from rlvr.envs.verifiable import as_verifiable_env, judge_of
+from rlvr.envs.verifiable import as_verifiable_env, base_of
 from rlvr.verifiers.types import Task
 
 CALL_FORMAT = (
@@ -235,11 +235,12 @@ class VerifiableToolEnv(TextEnv):
         **tool_use_kwargs: Any,
     ) -> None:
         self.env = as_verifiable_env(env, env_kwargs, split=split)
+        base = base_of(self.env)
         interaction = ToolUse(tools, instructions=system_prompt, **tool_use_kwargs)
         if max_text_length is None:
-            max_text_length = self.env.unwrapped.observation_space.max_length
+            max_text_length = base.observation_space.max_length
         super().__init__(
-            judge_of(self.env),
+            base.judge,
             interaction,
             render_mode=render_mode,
             max_text_length=max_text_length,

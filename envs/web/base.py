@@ -74,8 +74,8 @@ class WebSite(ToolUse):
         """The site's URL, starting (or joining) the shared server on first use."""
         if self._site_url is None:
             if self.server_url is not None:
+                self._check_external_site(self.server_url.rstrip("/"))
                 self._site_url = self.server_url.rstrip("/")
-                self._check_external_site()
             else:
                 server = acquire_server(self.site_key, lambda: self.app)
                 # Give the server back even if the env is dropped without close().
@@ -83,8 +83,8 @@ class WebSite(ToolUse):
                 self._site_url = server.url
         return self._site_url
 
-    def _check_external_site(self) -> None:
-        probe = Browser(self._site_url, timeout=self.http_timeout)
+    def _check_external_site(self, url: str) -> None:
+        probe = Browser(url, timeout=self.http_timeout)
         served = probe.get_json("/api/site")
         if served != self.site_description:
             raise EnvConfigError(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -26,9 +26,6 @@ from rlvr.envs.web.shop import (
     make_goal,
 )
 from rlvr.verifiers.types import Status, Task, TaskFormatError, Verdict
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
 
 PROMPT = (
     "Instruction: {instruction}\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import Unpack
 
 import numpy as np
 
@@ -23,9 +23,6 @@ from rlvr.envs.web.wiki import (
     normalize_answer,
 )
 from rlvr.verifiers.types import Task, Verdict
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
 
 PROMPT = "Question: {question}\nFind the answer on the encyclopedia website."
 FINAL_INSTRUCTIONS = (
