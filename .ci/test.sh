@@ -7,4 +7,5 @@ bash .ci/setup-venv.sh
 .venv/bin/rlvr sandbox build-image --if-missing  # the Docker sandbox image (about 1 s, offline)
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+.venv/bin/python .ci/typecheck.py  # mypy over the public packages ([tool.mypy] in pyproject.toml)
 .venv/bin/python -m pytest "$@"

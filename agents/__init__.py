@@ -8,7 +8,16 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from rlvr.agents.policy import Completion, Conversation, EnvAware, Message, Policy, SamplingParams
+from rlvr.agents.policy import (
+    Completion,
+    Conversation,
+    EnvAware,
+    Message,
+    Policy,
+    Sample,
+    SamplingParams,
+    TrainablePolicy,
+)
 from rlvr.agents.scripted import FixedPolicy, OraclePolicy, RandomPolicy
 
 _LAZY = {
@@ -48,6 +57,8 @@ __all__ = [
     "Policy",
     "RandomPolicy",
     "RolloutCollector",
+    "Sample",
     "SamplingParams",
     "TrainConfig",
+    "TrainablePolicy",
 ]

@@ -105,7 +105,7 @@ def _run_command(
     from rlvr.config import resolve, to_toml
 
     try:  # a bad file, key or flag value is reported in one line
-        config = resolve(config_class(), args, config_file(args))
+        config: Any = resolve(config_class(), args, config_file(args))
     except ValueError as exc:
         return _fail(exc)
     if args.print_config:

@@ -19,6 +19,8 @@ import gymnasium as gym
 import numpy as np
 
 from rlvr.agents.policy import Completion, EnvAware, Policy, SamplingParams
+from rlvr.envs.core import TextEnv
+from rlvr.verifiers.types import Task
 
 
 @dataclass
@@ -230,27 +232,15 @@ def play_episodes(
     return records
 
 
-def env_chain(env: gym.Env, depth: int = 8) -> list[gym.Env]:
-    """`env.unwrapped`, then the envs it is built around (`self.env`, as tool-use, web and
-    self-correction envs keep the verifiable env they wrap), outermost first."""
-    chain = [env.unwrapped]
-    while len(chain) < depth:
-        inner = getattr(chain[-1], "env", None)
-        if not isinstance(inner, gym.Env) or inner.unwrapped in chain:
-            break
-        chain.append(inner.unwrapped)
-    return chain
-
-
 def task_fingerprint(env: gym.Env) -> str | None:
-    """A hash of the current task (prompt, gold answer, metadata), if the env (or the env it
-    wraps) exposes it as `task`."""
-    for base in env_chain(env):
-        task = getattr(base, "task", None)
-        if task is not None and hasattr(task, "to_dict"):
-            text = json.dumps(task.to_dict(), sort_keys=True, default=str)
-            return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-    return None
+    """A hash of the current task (prompt, gold answer, metadata), if the env exposes it as
+    `env.unwrapped.task` (every `TextEnv` with a judge does)."""
+    base = env.unwrapped
+    task = base.task if isinstance(base, TextEnv) else None
+    if not isinstance(task, Task):
+        return None
+    text = json.dumps(task.to_dict(), sort_keys=True, default=str)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def _count_tokens(record: EpisodeRecord, completion: Completion) -> None:

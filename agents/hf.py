@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.agents.errors import PolicyError, require_agents_extra
-from rlvr.agents.policy import Completion, Conversation, SamplingParams
+from rlvr.agents.policy import Completion, Conversation, Sample, SamplingParams
 from rlvr.config import cli
 
 require_agents_extra("rlvr.agents.hf")
@@ -63,23 +63,14 @@ class LoraSettings:
     attention is c_attn)."""
 
     def __post_init__(self) -> None:
-        if self.alpha is None:
-            object.__setattr__(self, "alpha", 2 * self.r)
-        if self.r < 1 or self.alpha < 1:
+        alpha = 2 * self.r if self.alpha is None else self.alpha
+        object.__setattr__(self, "alpha", alpha)
+        if self.r < 1 or alpha < 1:
             raise ValueError(f"LoRA r and alpha must be >= 1, got r={self.r}, alpha={self.alpha}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"LoRA dropout must be in [0, 1), got {self.dropout}")
         if not self.target_modules:
             raise ValueError("LoRA target_modules is empty; name layers, e.g. ('q_proj', 'v_proj')")
-
-
-@dataclass
-class Sample:
-    """One sampled continuation: new ids, their log-probabilities, why it ended."""
-
-    token_ids: list[int]
-    logprobs: list[float]
-    finish_reason: str  # "stop" (end of turn or stop string) or "length"
 
 
 _REPLY_MARKER = "\ue000rlvr-reply\ue001"
@@ -440,6 +431,7 @@ def _apply_lora(model: Any, lora: LoraSettings, seed: int) -> Any:
             f"among its layers: {linear} (GPT-2: ('c_attn',); Llama, Qwen: ('q_proj', 'v_proj'); "
             "`rlvr train --lora-targets c_attn`)"
         )
+    assert lora.alpha is not None  # LoraSettings sets it
     config = peft.LoraConfig(
         r=lora.r,
         lora_alpha=lora.alpha,

@@ -53,13 +53,14 @@ class MetricsLog:
             if step >= 0:  # a fresh run keeps nothing: no need to read (or judge) the old file
                 rows = [row for row in read_metrics(self.path) if row["step"] <= step]
             write_text_atomic(self.path, "".join(json.dumps(row) + "\n" for row in rows))
-        if self._writer is not None:  # TensorBoard's files are rewritten with the same rows
+        tensorboard = self._tensorboard_dir
+        if self._writer is not None and tensorboard is not None:  # TensorBoard: rewritten too
             from torch.utils.tensorboard import SummaryWriter
 
             self._writer.close()
-            for events in Path(self._tensorboard_dir).glob("events.out.tfevents.*"):
+            for events in Path(tensorboard).glob("events.out.tfevents.*"):
                 events.unlink()
-            self._writer = SummaryWriter(self._tensorboard_dir)
+            self._writer = SummaryWriter(tensorboard)
             for row in rows:
                 self._add_scalars(row)
 

@@ -6,8 +6,8 @@ uses the evaluation loop (`rlvr.agents.evaluate.play_episodes`) with a token-lev
 
 - the first prompt is the chat template applied to the env's opening messages;
 - every reply is sampled from the episode's running ids, and its ids go in with loss mask 1;
-- the env's next messages are appended as ids (`HFPolicy.encode_followup`) with loss mask 0, so
-  the ids trained on are exactly the ids generated, never a re-tokenized history;
+- the env's next messages are appended as ids (`TrainablePolicy.encode_followup`) with loss
+  mask 0, so the ids trained on are exactly the ids generated, never a re-tokenized history;
 - each turn's reward is attached to the last id of that turn's reply;
 - episodes flagged `infra_error` are kept (for the metrics) but carry `infra_error=True`; the
   learners drop them from the loss.
@@ -22,7 +22,7 @@ from typing import Any
 import gymnasium as gym
 
 from rlvr.agents.evaluate import EpisodeRecord, play_episodes
-from rlvr.agents.policy import Completion, Conversation, SamplingParams
+from rlvr.agents.policy import Completion, Conversation, SamplingParams, TrainablePolicy
 from rlvr.config import cli
 
 
@@ -37,8 +37,8 @@ class EnvSpec:
     kwargs: Mapping[str, Any] = field(default_factory=dict, metadata=cli("--kwargs"))
     """`gym.make` keyword arguments for training episodes."""
     heldout_kwargs: Mapping[str, Any] | None = field(default=None, metadata=cli("--heldout-kwargs"))
-    """Keyword arguments for held-out evaluation (default: `kwargs` plus `split="test"`, given to
-    the wrapped env of a wrapper env such as rlvr/MathSelfCorrect-v0 through its `env_kwargs`)."""
+    """Keyword arguments for held-out evaluation (default: `kwargs` plus `split="test"`; a wrapper
+    env such as rlvr/MathSelfCorrect-v0 gives the split to the env it wraps)."""
 
     def __post_init__(self) -> None:
         if not self.weight > 0:
@@ -48,13 +48,6 @@ class EnvSpec:
     def eval_kwargs(self) -> dict[str, Any]:
         if self.heldout_kwargs is not None:
             return dict(self.heldout_kwargs)
-        registered = gym.registry.get(self.id)
-        if registered is not None and "env" in registered.kwargs:  # a wrapper of another env
-            inner = {
-                **(registered.kwargs.get("env_kwargs") or {}),
-                **(self.kwargs.get("env_kwargs") or {}),
-            }
-            return {**self.kwargs, "env_kwargs": {**inner, "split": "test"}}
         return {**self.kwargs, "split": "test"}
 
     @classmethod
@@ -87,8 +80,7 @@ def check_env_specs(specs: Sequence[EnvSpec]) -> None:
                 if what == "held-out kwargs" and spec.heldout_kwargs is None:
                     raise ValueError(
                         f"{spec.id} does not take split='test' for its held-out tasks ({exc}); "
-                        "give its held-out kwargs: EnvSpec(heldout_kwargs=...) or "
-                        '--heldout-kwargs (a wrapper env: \'{"env_kwargs": {"split": "test"}}\')'
+                        "give its held-out kwargs: EnvSpec(heldout_kwargs=...) or --heldout-kwargs"
                     ) from None
                 raise ValueError(f"{spec.id}: bad {what} {kwargs}: {exc}") from None
 
@@ -174,7 +166,9 @@ class _Trace:
 class _TokenActor:
     """The `act` of `play_episodes` that keeps each episode's ids (token-in/token-out)."""
 
-    def __init__(self, policy: Any, size: int, sampling: SamplingParams, generator: Any) -> None:
+    def __init__(
+        self, policy: TrainablePolicy, size: int, sampling: SamplingParams, generator: Any
+    ) -> None:
         self.policy = policy
         self.sampling = sampling
         self.generator = generator
@@ -213,11 +207,11 @@ class _TokenActor:
 
 
 class RolloutCollector:
-    """Plays groups of episodes with an `HFPolicy` (or anything with its token methods)."""
+    """Plays groups of episodes with a `TrainablePolicy` (an `HFPolicy`, or your own)."""
 
     def __init__(
         self,
-        policy: Any,
+        policy: TrainablePolicy,
         envs: Sequence[EnvSpec],
         *,
         group_size: int,

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 import gymnasium as gym
 import numpy as np
 
 from rlvr.agents.policy import Completion, Conversation, SamplingParams
+
+if TYPE_CHECKING:
+    from rlvr.envs.core import TextEnv
 
 _WORDS = ("the", "answer", "is", "maybe", "yes", "no", "x", "=", "+", "7", "42", "0", "1/2")
 
@@ -70,4 +74,5 @@ class OraclePolicy:
                 f"OraclePolicy got {len(conversations)} conversations but is attached to "
                 f"{len(self.envs)} envs; call attach(envs) with the envs in conversation order"
             )
-        return [[Completion(env.unwrapped.oracle_reply()) for _ in range(n)] for env in self.envs]
+        oracles = [cast("TextEnv", env.unwrapped) for env in self.envs]
+        return [[Completion(oracle.oracle_reply()) for _ in range(n)] for oracle in oracles]

@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -28,6 +28,9 @@ import numpy as np
 from rlvr.agents.errors import require_agents_extra
 from rlvr.agents.policy import Conversation, SamplingParams
 from rlvr.config import cli
+
+if TYPE_CHECKING:
+    from rlvr.envs.core import TextEnv
 
 require_agents_extra("rlvr.agents.tiny")
 
@@ -138,7 +141,7 @@ def reference_episodes(
         episodes = []
         for i in range(count):
             _, info = env.reset(seed=seed + i)
-            reply = env.unwrapped.oracle_reply()
+            reply = cast("TextEnv", env.unwrapped).oracle_reply()
             feedback, *_ = env.step(reply)
             episodes.append((info["messages"], reply, feedback))
         return episodes

@@ -42,7 +42,7 @@ from rlvr.agents.hf import HFPolicy, LoraSettings, _quiet_transformers
 from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner
 from rlvr.agents.learners.ppo import PPOConfig, PPOLearner
 from rlvr.agents.metrics import MetricsLog, plot_learning_curves
-from rlvr.agents.policy import SamplingParams
+from rlvr.agents.policy import SamplingParams, TrainablePolicy
 from rlvr.agents.rollouts import EnvSpec, Episode, RolloutCollector, check_env_specs
 from rlvr.config import ConfigError, cli, differences, dump, write_config
 
@@ -250,7 +250,7 @@ class TrainResult:
 class Trainer:
     """Owns the policy, learner, rollout collector, random generators and output files."""
 
-    def __init__(self, config: TrainConfig, policy: HFPolicy | None = None) -> None:
+    def __init__(self, config: TrainConfig, policy: TrainablePolicy | None = None) -> None:
         self.config = config
         # before the model loads: a bad env id (or a level the env refuses) fails in a second
         check_env_specs(config.envs)
@@ -258,7 +258,7 @@ class Trainer:
             check_env_specs(rollout_specs(config.envs, config.curriculum)[0])
         if config.threads is not None:
             torch.set_num_threads(config.threads)
-        self.policy = policy or HFPolicy(
+        self.policy: TrainablePolicy = policy or HFPolicy(
             config.model,
             device=config.device,
             dtype=config.dtype,
@@ -583,7 +583,7 @@ def latest_checkpoint(output_dir: str | Path) -> Path | None:
 
 
 def train(
-    config: TrainConfig, *, resume: bool | str | Path = False, policy: HFPolicy | None = None
+    config: TrainConfig, *, resume: bool | str | Path = False, policy: TrainablePolicy | None = None
 ) -> TrainResult:
     """Run `config`; `resume=True` continues from the latest checkpoint in its output_dir (or
     pass a checkpoint folder)."""
@@ -591,7 +591,7 @@ def train(
 
 
 def prepare(
-    config: TrainConfig, *, resume: bool | str | Path = False, policy: HFPolicy | None = None
+    config: TrainConfig, *, resume: bool | str | Path = False, policy: TrainablePolicy | None = None
 ) -> Trainer:
     """The `Trainer` of `config`, loaded from a checkpoint when `resume` says so (see `train`)."""
     trainer = Trainer(config, policy)
@@ -708,7 +708,7 @@ class InfraErrorWindow:
         return max(rates, key=lambda entry: entry.rate, default=None)
 
 
-def _trainable_state(policy: HFPolicy) -> dict[str, torch.Tensor]:
+def _trainable_state(policy: TrainablePolicy) -> dict[str, torch.Tensor]:
     trainable = {name for name, p in policy.model.named_parameters() if p.requires_grad}
     return {k: v.detach().clone() for k, v in policy.model.state_dict().items() if k in trainable}
 

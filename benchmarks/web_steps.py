@@ -56,7 +56,7 @@ def main() -> None:
     wiki = gym.make("rlvr/WikiQA-v0", difficulty=3)
     shop.reset(seed=0)
     wiki.reset(seed=0)
-    url = shop.unwrapped.site_url()
+    url = shop.unwrapped.interaction.site_url()
     group = [gym.make("rlvr/WebShop-v0") for _ in range(8)]
     search = format_tool_call("search", query="waterproof rain jacket")
 

@@ -11,12 +11,15 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import gymnasium as gym
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from gymnasium.utils.env_checker import data_equivalence
+
+if TYPE_CHECKING:
+    from rlvr.envs.core import TextEnv
 
 INFO_KEYS_RESET = ("task_id", "messages", "turn", "infra_error")
 INFO_KEYS_STEP = (*INFO_KEYS_RESET, "rewards")
@@ -84,7 +87,7 @@ def _episode_return(trajectory: list[tuple]) -> float:
 
 
 def _oracle(env: gym.Env) -> str:
-    return env.unwrapped.oracle_reply()
+    return cast("TextEnv", env.unwrapped).oracle_reply()
 
 
 def check_oracle_scores_one(env: gym.Env, seed: int, max_turns: int) -> None:
@@ -101,12 +104,20 @@ def check_oracle_scores_one(env: gym.Env, seed: int, max_turns: int) -> None:
 
 def check_junk_scores_zero(env: gym.Env, seed: int, max_turns: int) -> None:
     for junk in (*JUNK_REPLIES, _echo_prompt(env, seed)):
-        trajectory = _play(env, seed, lambda _env, junk=junk: junk, max_turns)
+        trajectory = _play(env, seed, _always(junk), max_turns)
         total = _episode_return(trajectory)
         if total != 0.0:
             raise AssertionError(f"the reply {junk[:60]!r} earned {total}, expected 0")
         if any(step[4]["infra_error"] for step in trajectory[1:]):
             raise AssertionError(f"the reply {junk[:60]!r} caused an infrastructure error")
+
+
+def _always(reply: str) -> Reply:
+    return lambda _env: reply
+
+
+def _in_turn(replies: Iterator[str]) -> Reply:
+    return lambda _env: next(replies)
 
 
 def _echo_prompt(env: gym.Env, seed: int) -> str:
@@ -124,7 +135,7 @@ def check_same_seed_same_episode(env: gym.Env, seed: int, max_turns: int) -> Non
     runs = []
     for _ in range(2):
         replies = iter(junk)
-        runs.append(_play(env, seed, lambda _env, replies=replies: next(replies), max_turns))
+        runs.append(_play(env, seed, _in_turn(replies), max_turns))
     if not data_equivalence(runs[0], runs[1], exact=True):
         raise AssertionError("two episodes with the same seed and random replies differ")
 

@@ -25,37 +25,52 @@ def add_commands(subparsers: Any) -> None:
 
 def card_summary(env_id: str) -> str:
     """First line of the env class's docstring (its env card)."""
-    spec = gym.spec(env_id)
-    entry = spec.entry_point
+    return entry_point_summary(gym.spec(env_id).entry_point)
+
+
+def entry_point_summary(entry: Any) -> str:
+    """First docstring line of an entry point (a class, a factory or "module:attribute")."""
     if isinstance(entry, str):
         module_name, _, attr = entry.partition(":")
         try:
             entry = getattr(__import__(module_name, fromlist=[attr]), attr)
         except (ImportError, AttributeError) as exc:
-            return f"(cannot import {spec.entry_point}: {exc})"
+            return f"(cannot import {module_name}:{attr}: {exc})"
     doc = inspect.getdoc(entry) or ""
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
+MULTIAGENT_MARK = "[multi-agent]"
+
+
 def list_envs(args: argparse.Namespace) -> int:
+    """Single-agent ids (gym.make) with their card summary, then multi-agent ids
+    (rlvr.envs.multiagent.make), marked as such."""
     import rlvr  # noqa: F401  (registers the environments)
+    from rlvr.envs.multiagent import registry as multiagent_registry
     from rlvr.envs.registration import user_env_ids
 
     ours = {*(i for i in gym.registry if gym.registry[i].namespace == "rlvr"), *user_env_ids()}
     ids = sorted(gym.registry if args.all else ours)
-    width = max((len(env_id) for env_id in ids), default=0)
+    width = max((len(env_id) for env_id in [*ids, *multiagent_registry]), default=0)
     for env_id in ids:
         print(f"{env_id:<{width}}  {card_summary(env_id)}")
+    for env_id in sorted(multiagent_registry):
+        summary = entry_point_summary(multiagent_registry[env_id].entry_point)
+        print(f"{env_id:<{width}}  {MULTIAGENT_MARK} {summary}")
     return 0
 
 
 def play_env(args: argparse.Namespace) -> int:
     """Show each observation, read the reply (end it with a line holding only '.')."""
     import rlvr  # noqa: F401
+    from rlvr.envs.multiagent import registry as multiagent_registry
 
+    print("Type your reply; end it with a line holding only '.'. Commands: /new, /quit.\n")
+    if args.env_id in multiagent_registry:
+        return play_multiagent(args)
     env = gym.make(args.env_id, **args.kwargs)
     seed = args.seed
-    print("Type your reply; end it with a line holding only '.'. Commands: /new, /quit.\n")
     try:
         while True:
             observation, info = env.reset(seed=seed)
@@ -69,15 +84,43 @@ def play_env(args: argparse.Namespace) -> int:
                 if reply.strip() == "/new":
                     break
                 observation, reward, terminated, truncated, info = env.step(reply)
-                total += reward
+                total += float(reward)
                 done = terminated or truncated
                 print(f"\n{observation}\n[reward {reward:.3f}, return {total:.3f}]\n")
     finally:
         env.close()
 
 
+def play_multiagent(args: argparse.Namespace) -> int:
+    """Play every seat of a multi-agent env in turn: each agent's observation, then its reply."""
+    from rlvr.envs.multiagent import make
+
+    env = make(args.env_id, **args.kwargs)
+    seed = args.seed
+    try:
+        while True:
+            env.reset(seed=seed)
+            seed = None if seed is None else seed + 1
+            for agent in env.agent_iter():
+                observation, reward, terminated, truncated, _ = env.last()
+                if terminated or truncated:
+                    print(f"--- {agent}: {observation}\n[final reward {reward:.3f}]")
+                    env.step(None)
+                    continue
+                print(f"--- {agent} to move ---\n{observation}\n")
+                reply = _read_reply()
+                if reply is None or reply.strip() == "/quit":
+                    return 0
+                if reply.strip() == "/new":
+                    break
+                env.step(reply)
+            print()
+    finally:
+        env.close()
+
+
 def _read_reply() -> str | None:
-    lines = []
+    lines: list[str] = []
     for line in sys.stdin:
         line = line.rstrip("\n")
         if line == ".":

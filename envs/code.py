@@ -14,9 +14,11 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from rlvr.envs import options
+from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import DatasetError, EnvConfigError
+from rlvr.envs.judge import TaskJudge
 from rlvr.envs.tasks import ListSource, TaskSource, load_hf_dataset, load_jsonl
-from rlvr.envs.verifiable import VerifiableEnv
 from rlvr.sandboxes import Executor
 from rlvr.verifiers.code.spec import CodeTests
 from rlvr.verifiers.code.verifier import UnitTestConfig, UnitTestVerifier
@@ -29,7 +31,7 @@ DEFAULT_SYSTEM_PROMPT = (
 STYLES = ("humaneval", "mbpp", "cases")
 
 
-class CodeEnv(VerifiableEnv):
+class CodeEnv(TextEnv):
     """Write a Python function; it is run against hidden unit tests in a sandbox.
 
     ## Description
@@ -103,14 +105,10 @@ class CodeEnv(VerifiableEnv):
                     "(split='test'); to train, pass tasks=load_mbpp(...), load_humaneval(...), "
                     "load_code_dataset(...) or your own list"
                 )
-            try:
-                tasks = ListSource(builtin_tasks(difficulty), name="rlvr-code")
-            except ValueError as exc:
-                raise EnvConfigError(str(exc)) from None
-        elif difficulty is not None or split is not None:
-            raise EnvConfigError(
-                "difficulty and split select built-in tasks; split and filter your own tasks "
-                "before passing them"
+            tasks = ListSource(builtin_tasks(difficulty), name="rlvr-code")
+        else:
+            options.refuse_replaced(
+                {"difficulty": difficulty, "split": split}, what="built-in tasks"
             )
         try:
             config = UnitTestConfig(
@@ -123,32 +121,36 @@ class CodeEnv(VerifiableEnv):
         except ValueError as exc:
             raise EnvConfigError(str(exc)) from None
         verifier = UnitTestVerifier(config, executor=executor, backend_options=backend_options)
-        super().__init__(tasks, verifier, system_prompt=system_prompt, render_mode=render_mode)
-        if isinstance(self.tasks, ListSource):
-            for task in self.tasks.tasks:  # fail now, not in the middle of training
-                _tests_of(task)
+        judge = CodeJudge(tasks, verifier, system_prompt=system_prompt)
+        super().__init__(judge, render_mode=render_mode)
+        self.tasks = judge.tasks
 
-    def coerce_task(self, task: Task | Mapping[str, Any]) -> Task:
-        task = super().coerce_task(task)
-        _tests_of(task)
-        return task
+
+class CodeJudge(TaskJudge):
+    """Code tasks (answers in the `CodeTests` form) judged by a `UnitTestVerifier`, which the
+    judge owns and closes; the oracle replies with the task's reference solution."""
+
+    def __init__(
+        self,
+        tasks: TaskSource | Iterable[Task | Mapping[str, Any]],
+        verifier: UnitTestVerifier,
+        *,
+        system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+    ) -> None:
+        super().__init__(tasks, verifier, system_prompt=system_prompt)
+        self.unit_tests = verifier
+
+    def check(self, task: Task) -> None:
+        CodeTests.from_answer(task.answer, task.id)
 
     def reference_reply(self, task: Task) -> str:
-        reference = _tests_of(task).reference
+        reference = CodeTests.from_answer(task.answer, task.id).reference
         if not reference:
             raise RuntimeError(f"task {task.id!r} has no reference solution to act as the oracle")
         return f"```python\n{reference.rstrip()}\n```"
 
     def close(self) -> None:
-        self.verifier.close()
-        super().close()
-
-
-def _tests_of(task: Task) -> CodeTests:
-    try:
-        return CodeTests.from_answer(task.answer, task.id)
-    except TaskFormatError as exc:
-        raise EnvConfigError(str(exc)) from None
+        self.unit_tests.close()
 
 
 # --- loaders ------------------------------------------------------------------------------------
@@ -318,6 +320,7 @@ def _tested_function(code: str, asserts: list[str], task_id: str) -> tuple[str, 
 
 __all__ = [
     "CodeEnv",
+    "CodeJudge",
     "cases_task",
     "humaneval_task",
     "load_code_dataset",

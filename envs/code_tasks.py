@@ -10,14 +10,17 @@ must return an int fails if it returns 5.0 or True.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlvr.envs import options
 from rlvr.verifiers.code.spec import CallCase, CodeTests
 from rlvr.verifiers.types import Task
 
 FAMILY = "code"
 SOURCE = "rlvr-builtin"
+LEVELS = (1, 2, 3)
 
 
 @dataclass(frozen=True)
@@ -58,8 +61,8 @@ def _problem(
     reference: str,
     cases: list[tuple[tuple, Any]],
     *,
-    raises: list[tuple[tuple, str]] = (),
-    kwargs_cases: list[tuple[tuple, dict, Any]] = (),
+    raises: Sequence[tuple[tuple, str]] = (),
+    kwargs_cases: Sequence[tuple[tuple, dict, Any]] = (),
     compare: str = "exact",
 ) -> None:
     calls = [CallCase(args, expected=expected, compare=compare) for args, expected in cases]
@@ -1764,10 +1767,5 @@ _problem(
 
 def builtin_tasks(difficulty: int | list[int] | tuple[int, ...] | None = None) -> list[Task]:
     """The built-in tasks, optionally only those of the given difficulty level(s) 1-3."""
-    if difficulty is None:
-        levels = {1, 2, 3}
-    else:
-        levels = {difficulty} if isinstance(difficulty, int) else set(difficulty)
-        if not levels or not levels <= {1, 2, 3}:
-            raise ValueError(f"difficulty must be 1, 2, 3 or a list of them, got {difficulty!r}")
+    levels = LEVELS if difficulty is None else options.levels(difficulty, LEVELS)
     return [problem.task() for problem in PROBLEMS if problem.difficulty in levels]

@@ -1,8 +1,10 @@
 """`TextEnv`: the Gymnasium contract for text environments.
 
 Observation: the text the agent sees now (the task prompt after `reset`, feedback after a step).
-Action: the agent's reply, a `str`. The base class owns the bookkeeping every text environment
-needs, so a subclass only says how an episode starts and how a reply is answered:
+Action: the agent's reply, a `str`. An env is built from a judge (`rlvr.envs.judge`: poses tasks,
+judges replies) and an interaction (`rlvr.envs.interactions`: how an episode unfolds around the
+judge), or a subclass says itself how an episode starts and how a reply is answered. Either way
+the base class owns the bookkeeping every text environment needs:
 
 - `info["messages"]`: the whole conversation as chat messages, system prompt first, so an agent
   using a chat template needs no bookkeeping of its own;
@@ -18,13 +20,17 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
 
-from rlvr.envs.errors import EnvConfigError, ResetNeeded
+from rlvr.envs.errors import EnvConfigError, NotTextError, ResetNeeded
 from rlvr.envs.spaces import TextSpace
-from rlvr.verifiers.types import Verdict
+from rlvr.verifiers.types import Task, Verdict
+
+if TYPE_CHECKING:
+    from rlvr.envs.interactions import Interaction
+    from rlvr.envs.judge import Judge
 
 Message = dict[str, Any]
 
@@ -58,18 +64,37 @@ class Outcome:
 
 
 class TextEnv(gym.Env[str, str]):
-    """Base class of every rlvr text environment. Subclasses implement `_start` and `_answer`.
+    """Base class of every rlvr text environment.
+
+    `TextEnv(judge, interaction)` is a whole env: the judge poses each episode's task (drawn
+    with `self.np_random`, or pinned by the reset options) and judges replies; the interaction
+    (default `SingleTurn()`: one reply, judged) runs the episode. Without a judge, a subclass
+    implements `_start`, `_answer` and `oracle_reply` itself.
 
     Arguments:
-        system_prompt: first message of `info["messages"]`, or None for no system message.
+        judge: poses tasks and judges replies (`rlvr.envs.judge.Judge`), or None.
+        interaction: how an episode unfolds around the judge (`rlvr.envs.interactions`).
+        system_prompt: first message of `info["messages"]`, or None for no system message; with
+            a judge it comes from the interaction (the judge's, plus tool descriptions, ...).
         render_mode: "ansi" (render returns the conversation as text) or "human" (prints it).
         max_text_length: longest observation/action accepted by the spaces, in characters.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    # Gymnasium reads metadata from the class but declares it as an instance attribute.
+    metadata: ClassVar[dict[str, Any]] = {  # type: ignore[misc]
+        "render_modes": ["ansi", "human"],
+        "render_fps": 1,
+    }
+    observation_space: TextSpace
+    action_space: TextSpace
+    verifier_version: ClassVar[str | None] = None
+    """For an env without a judge: the version of its judging, recorded with results (bump it
+    whenever a change can alter a reward). An env with a judge is described by the judge."""
 
     def __init__(
         self,
+        judge: Judge | None = None,
+        interaction: Interaction | None = None,
         *,
         system_prompt: str | None = None,
         render_mode: str | None = None,
@@ -80,6 +105,20 @@ class TextEnv(gym.Env[str, str]):
                 f"render_mode must be one of {self.metadata['render_modes']} or None, "
                 f"got {render_mode!r}"
             )
+        if judge is not None:
+            if system_prompt is not None:
+                raise EnvConfigError(
+                    "the system prompt of an env with a judge is the judge's (its system_prompt)"
+                )
+            if interaction is None:
+                from rlvr.envs.interactions import SingleTurn  # imports this module
+
+                interaction = SingleTurn()
+            system_prompt = interaction.system_prompt(judge)
+        self.judge = judge
+        self.interaction = interaction
+        self.task: Task | None = None
+        """The task of the current episode (set by the judge; subclasses may set their own)."""
         self.system_prompt = system_prompt
         self.render_mode = render_mode
         self.observation_space = TextSpace(max_text_length)
@@ -90,20 +129,38 @@ class TextEnv(gym.Env[str, str]):
         self._done = True
         self._started = False
 
-    # --- what subclasses implement -------------------------------------------------------------
+    # --- what subclasses without a judge implement --------------------------------------------
 
     def _start(self, options: dict[str, Any]) -> Start:
         """Begin an episode (choose the task with `self.np_random` or from `options`)."""
-        raise NotImplementedError
+        judge, interaction = self._parts("_start")
+        self.task = judge.pose(self.np_random, options)
+        start = interaction.start(self, self.task)
+        self.system_prompt = interaction.system_prompt(judge)  # tools are listed per episode
+        return start
 
     def _answer(self, reply: str) -> Outcome:
         """Judge or answer the agent's reply."""
-        raise NotImplementedError
+        _, interaction = self._parts("_answer")
+        return interaction.answer(self, reply)
 
     def oracle_reply(self) -> str:
         """A reply that earns full reward from the current state (used by `check_env` and the
         oracle baseline). Reads the gold answer: never give its output to a policy in training."""
-        raise NotImplementedError(f"{type(self).__name__} has no oracle")
+        if self.judge is None:
+            raise NotImplementedError(f"{type(self).__name__} has no oracle")
+        if self.task is None:
+            raise RuntimeError("call reset() before oracle_reply()")
+        _, interaction = self._parts("oracle_reply")
+        return interaction.oracle_reply(self)
+
+    def _parts(self, method: str) -> tuple[Judge, Interaction]:
+        if self.judge is None or self.interaction is None:
+            raise NotImplementedError(
+                f"{type(self).__name__} has no judge: build it as TextEnv(judge, interaction) "
+                f"or implement {method}"
+            )
+        return self.judge, self.interaction
 
     # --- the Gymnasium API ----------------------------------------------------------------------
 
@@ -133,11 +190,7 @@ class TextEnv(gym.Env[str, str]):
             raise ResetNeeded("call env.reset() before env.step()")
         if self._done:
             raise ResetNeeded("the episode has ended; call env.reset() to start a new one")
-        if not isinstance(action, str):
-            raise TypeError(
-                f"the action must be the reply as a str, got {type(action).__name__}; "
-                "decode token ids with your tokenizer first"
-            )
+        require_text(action)
         outcome = self._answer(action)
         self._messages.append({"role": "assistant", "content": action})
         self._turn += 1
@@ -153,6 +206,14 @@ class TextEnv(gym.Env[str, str]):
         if self.render_mode == "human":
             self.render()
         return outcome.feedback, float(outcome.reward), outcome.terminated, False, info
+
+    def close(self) -> None:
+        """Close the interaction and the judge (both may be closed more than once)."""
+        if self.interaction is not None:
+            self.interaction.close()
+        if self.judge is not None:
+            self.judge.close()
+        super().close()
 
     def render(self) -> str | None:
         if self.render_mode is None:
@@ -182,6 +243,15 @@ class TextEnv(gym.Env[str, str]):
             "turn": self._turn,
             "infra_error": bool(infra_error),
         }
+
+
+def require_text(action: Any, who: str = "the action") -> None:
+    """Refuse an action that is not a `str` with `NotTextError` (a `TypeError`)."""
+    if not isinstance(action, str):
+        raise NotTextError(
+            f"{who} must be the reply as a str, got {type(action).__name__}; "
+            "decode token ids with your tokenizer first"
+        )
 
 
 def format_conversation(messages: list[Message]) -> str:

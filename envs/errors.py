@@ -9,6 +9,16 @@ class ResetNeeded(EnvError, RuntimeError):
     """`step()` was called before `reset()` or after the episode ended."""
 
 
+class ActionError(EnvError, ValueError):
+    """An action the environment cannot take at all: from an agent whose turn it is not, for an
+    agent whose episode has ended, or for an agent that does not exist. (A reply that is merely
+    wrong or malformed is not an error: the env scores it.)"""
+
+
+class NotTextError(EnvError, TypeError):
+    """An action that is not text (`str`): token ids, None for a live agent, a dict..."""
+
+
 class DatasetError(EnvError, ValueError):
     """A dataset file or row cannot be turned into tasks (the message says where and why)."""
 

@@ -1,92 +1,32 @@
 """Registering environments with Gymnasium's registry.
 
-Built-in environments are listed in `BUILTIN_ENVS` with string entry points, so registering them
-imports nothing: an env's module (and its dependencies) load only when `gym.make` is called.
+Built-in environments are listed in `rlvr.builtin_envs` (standard library only, so that
+`import rlvr` can register them without importing anything of rlvr.envs); `register_task_env`
+registers an env of your own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 
+from rlvr.builtin_envs import (  # noqa: F401 (re-exported: the table's former home)
+    BUILTIN_ENVS,
+    DISABLE_PASSIVE_CHECKER,
+    MULTIAGENT_ENVS,
+    SELF_CORRECT_VARIANTS,
+    EnvEntry,
+    multiagent_env_ids,
+    register_builtin_envs,
+    rlvr_env_ids,
+    self_correct_entries,
+)
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.tasks import TaskSource, as_source
 from rlvr.verifiers.function import VerifyFunction
 from rlvr.verifiers.types import Task, Verifier
-
-
-@dataclass(frozen=True)
-class EnvEntry:
-    id: str
-    entry_point: str
-    max_episode_steps: int | None = None
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
-
-
-BUILTIN_ENVS: tuple[EnvEntry, ...] = (
-    EnvEntry("rlvr/Math-v0", "rlvr.envs.math:MathEnv"),
-    EnvEntry("rlvr/ToolMath-v0", "rlvr.envs.tool_math:ToolMathEnv", max_episode_steps=10),
-    EnvEntry("rlvr/WebShop-v0", "rlvr.envs.web.webshop:WebShopEnv", max_episode_steps=30),
-    EnvEntry("rlvr/WikiQA-v0", "rlvr.envs.web.wikiqa:WikiQAEnv", max_episode_steps=20),
-    EnvEntry("rlvr/SQL-v0", "rlvr.envs.sql:SQLEnv"),
-    EnvEntry(
-        "rlvr/SQLInteractive-v0", "rlvr.envs.sql_interactive:SQLInteractiveEnv", 8, {"max_turns": 8}
-    ),
-    EnvEntry("rlvr/Code-v0", "rlvr.envs.code:CodeEnv"),
-)
-
-# Self-correction variants of single-turn envs: base id -> (variant id, SelfCorrectEnv kwargs).
-# A variant is registered only when its base env is built in.
-SELF_CORRECT_VARIANTS: Mapping[str, tuple[str, Mapping[str, Any]]] = {
-    "rlvr/Math-v0": ("rlvr/MathSelfCorrect-v0", {"feedback": "binary"}),
-    # Binary: the Code verifier's details name the first failing test's input, and with the
-    # graded tests in the feedback a policy can probe them and hard-code the answers (it passed
-    # 5 of the 6 built-in boolean tasks in 3 attempts without solving them). "details" needs
-    # feedback from tests that are not graded.
-    "rlvr/Code-v0": ("rlvr/CodeSelfCorrect-v0", {"feedback": "binary"}),
-    "rlvr/SQL-v0": ("rlvr/SQLSelfCorrect-v0", {"feedback": "details"}),
-}
-
-
-def self_correct_entries(entries: Iterable[EnvEntry]) -> tuple[EnvEntry, ...]:
-    """The `SELF_CORRECT_VARIANTS` entries whose base env is among `entries`."""
-    present = {entry.id for entry in entries}
-    return tuple(
-        EnvEntry(
-            variant,
-            "rlvr.envs.self_correct:SelfCorrectEnv",
-            kwargs={"env": base, "max_attempts": 3, **kwargs},
-        )
-        for base, (variant, kwargs) in SELF_CORRECT_VARIANTS.items()
-        if base in present
-    )
-
-
-BUILTIN_ENVS += self_correct_entries(BUILTIN_ENVS)
-
-
-# Gymnasium's PassiveEnvChecker (1.4) makes the first step() fail with "cannot unpack
-# non-iterable NoneType" when the first reset() raised, e.g. on a bad option: a clear error would
-# cost the env. Our envs skip it; `rlvr.envs.check_env` runs Gymnasium's full checker instead, and
-# gym.make(id, disable_env_checker=False) still turns it on.
-DISABLE_PASSIVE_CHECKER = True
-
-
-def register_builtin_envs() -> None:
-    """Register every built-in env (idempotent: ids already registered are left alone)."""
-    for entry in BUILTIN_ENVS:
-        if entry.id not in gym.registry:
-            gym.register(
-                id=entry.id,
-                entry_point=entry.entry_point,
-                max_episode_steps=entry.max_episode_steps,
-                disable_env_checker=DISABLE_PASSIVE_CHECKER,
-                kwargs=dict(entry.kwargs),
-            )
-
 
 _USER_ENV_IDS: list[str] = []
 
@@ -94,11 +34,6 @@ _USER_ENV_IDS: list[str] = []
 def user_env_ids() -> list[str]:
     """Ids registered in this process with `register_task_env`."""
     return list(_USER_ENV_IDS)
-
-
-def rlvr_env_ids() -> list[str]:
-    """Ids of the built-in environments, in registration order."""
-    return [entry.id for entry in BUILTIN_ENVS]
 
 
 def register_task_env(

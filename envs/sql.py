@@ -6,11 +6,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.judge import TaskJudge
+from rlvr.envs.options import choice, refuse_replaced
 from rlvr.envs.sqltasks.generate import SQLTasks, procedural_tasks
 from rlvr.envs.sqltasks.questions import LEVELS
-from rlvr.envs.verifiable import VerifiableEnv
-from rlvr.verifiers.sql import Backend, SQLVerifier, SQLVerifierConfig, make_backend
+from rlvr.verifiers.sql import Backend, QueryResult, SQLVerifier, SQLVerifierConfig, make_backend
 from rlvr.verifiers.types import Task
 
 DIALECT_NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL", "mysql": "MySQL"}
@@ -60,8 +62,7 @@ class SQLEnvConfig:
     """Relative tolerance for numbers."""
 
     def __post_init__(self) -> None:
-        if self.backend not in ("sqlite", "postgres"):
-            raise EnvConfigError(f"backend must be 'sqlite' or 'postgres', got {self.backend!r}")
+        choice(self.backend, ("sqlite", "postgres"), name="backend")
         if isinstance(self.difficulty, list):
             object.__setattr__(self, "difficulty", tuple(self.difficulty))
         self.verifier_config()  # validates the verifier's part
@@ -91,7 +92,7 @@ class SQLEnvConfig:
         return dataclasses.replace(config or cls(), **options)
 
 
-class SQLEnv(VerifiableEnv):
+class SQLEnv(TextEnv):
     """Text-to-SQL with execution-verified rewards.
 
     ## Description
@@ -141,23 +142,41 @@ class SQLEnv(VerifiableEnv):
         self,
         tasks: SQLTasks | None = None,
         *,
+        render_mode: str | None = None,
+        max_text_length: int = 1 << 16,
+        **judge_options: Any,
+    ) -> None:
+        judge = SQLJudge(tasks, **judge_options)
+        super().__init__(judge, render_mode=render_mode, max_text_length=max_text_length)
+        self.tasks = judge.tasks
+
+
+class SQLJudge(TaskJudge):
+    """Text-to-SQL tasks judged by running the reply (`SQLVerifier`) on the task's database and
+    its test-suite twins; `explore(sql, task)` runs an exploratory query on the task's database.
+
+    Arguments as in `SQLEnv`'s card: `tasks` (a `SQLTasks`, default procedural), `config` (a
+    `SQLEnvConfig`) or its fields as keywords, `backend` (a name, or a `Backend` you own and
+    close; one the judge makes it closes), `system_prompt`, `format_weight`.
+    """
+
+    def __init__(
+        self,
+        tasks: SQLTasks | None = None,
+        *,
         config: SQLEnvConfig | None = None,
         backend: Backend | str | None = None,
         system_prompt: str | None = SYSTEM_PROMPT,
         format_weight: float = 0.0,
-        render_mode: str | None = None,
-        max_text_length: int = 1 << 16,
         **options: Any,
     ) -> None:
         if isinstance(backend, str):  # a backend by name is a config field
             options["backend"], backend = backend, None
         self.config = SQLEnvConfig.build(config, options)
-        clashing = [name for name in PROCEDURAL_OPTIONS if name in options]
-        if tasks is not None and clashing:
-            raise EnvConfigError(
-                f"{', '.join(clashing)} configure the procedural tasks, which tasks= replaces; "
-                "drop them (split and filter your own tasks before passing them; the loaders "
-                "take sample_rows)"
+        if tasks is not None:
+            generator_options = {name: options.get(name) for name in PROCEDURAL_OPTIONS}
+            refuse_replaced(
+                generator_options, what="procedural tasks", hint="; the loaders take sample_rows"
             )
         if tasks is None:
             tasks = procedural_tasks(
@@ -180,19 +199,14 @@ class SQLEnv(VerifiableEnv):
             backend = make_backend(self.config.backend, **kwargs)
         self.sql_verifier = SQLVerifier(tasks.catalog, backend, self.config.verifier_config())
         super().__init__(
-            tasks,
-            self.sql_verifier,
-            system_prompt=system_prompt,
-            format_weight=format_weight,
-            render_mode=render_mode,
-            max_text_length=max_text_length,
+            tasks, self.sql_verifier, system_prompt=system_prompt, format_weight=format_weight
         )
 
     @property
     def dialect_name(self) -> str:
         return DIALECT_NAMES.get(self.config.dialect, self.config.dialect)
 
-    def render_prompt(self, task: Task) -> str:
+    def prompt(self, task: Task) -> str:
         return (
             f"Database ({self.dialect_name}):\n\n{task.prompt}\n\n"
             f"Write one {self.dialect_name} SELECT query that answers the question, in a ```sql "
@@ -204,7 +218,12 @@ class SQLEnv(VerifiableEnv):
     def reference_reply(self, task: Task) -> str:
         return f"```sql\n{task.answer}\n```"
 
+    def explore(self, sql: str, task: Task) -> QueryResult:
+        """Run `sql` on the task's database (read-only, under the same limits as answers).
+        Raises the verifier's errors: the agent's (`SQLParseError`, `UnsafeQuery`,
+        `QueryError`) or ours (`BackendError`, `UnknownDatabase`)."""
+        return self.sql_verifier.run(sql, task.metadata["db_id"])
+
     def close(self) -> None:
         if self._owns_backend:
             self.sql_verifier.close()
-        super().close()

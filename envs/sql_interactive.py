@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rlvr.envs.core import Outcome
-from rlvr.envs.errors import EnvConfigError
-from rlvr.envs.sql import SQLEnv
+from rlvr.envs import options as checks
+from rlvr.envs.core import Outcome, Start, TextEnv
+from rlvr.envs.interactions import Interaction
+from rlvr.envs.sql import SQLJudge
+from rlvr.envs.sqltasks.generate import SQLTasks
 from rlvr.verifiers.sql import (
     BackendError,
     QueryError,
@@ -48,7 +50,7 @@ def tagged_blocks(reply: str) -> list[tuple[str, str]]:
     return blocks
 
 
-class SQLInteractiveEnv(SQLEnv):
+class SQLInteractiveEnv(TextEnv):
     """Text-to-SQL over several turns: explore with queries, then submit one.
 
     ## Description
@@ -87,57 +89,83 @@ class SQLInteractiveEnv(SQLEnv):
     - v0: initial release.
     """
 
-    def __init__(self, *args: Any, explore_rows: int = 20, max_turns: int | None = None,
-                 **kwargs: Any) -> None:  # fmt: skip
-        super().__init__(*args, **kwargs)
-        if not isinstance(explore_rows, int) or explore_rows < 1:
-            raise EnvConfigError(f"explore_rows must be a positive int, got {explore_rows!r}")
-        if max_turns is not None and (not isinstance(max_turns, int) or max_turns < 1):
-            raise EnvConfigError(f"max_turns must be a positive int or None, got {max_turns!r}")
-        self.explore_rows = explore_rows
-        self.max_turns = max_turns
+    def __init__(
+        self,
+        tasks: SQLTasks | None = None,
+        *,
+        explore_rows: int = 20,
+        max_turns: int | None = None,
+        render_mode: str | None = None,
+        max_text_length: int = 1 << 16,
+        **judge_options: Any,
+    ) -> None:
+        interaction = Explore(explore_rows=explore_rows, max_turns=max_turns)  # checked first
+        judge = SQLJudge(tasks, **judge_options)
+        super().__init__(
+            judge, interaction, render_mode=render_mode, max_text_length=max_text_length
+        )
+        self.tasks = judge.tasks
 
-    def render_prompt(self, task: Task) -> str:
+
+class Explore(Interaction):
+    """Exploratory SQL queries, then an answer: each reply holds `<query>SQL</query>` (run on
+    the task's database, its result or error shown, at most `explore_rows` rows) or
+    `<answer>SQL</answer>` (judged by the `SQLJudge`; ends the episode). `max_turns` is the
+    turn limit the prompt and the turns-left notes state (the limit itself is the env's
+    `max_episode_steps`)."""
+
+    def __init__(self, *, explore_rows: int = 20, max_turns: int | None = None) -> None:
+        self.explore_rows = checks.integer(explore_rows, name="explore_rows")
+        self.max_turns = (
+            max_turns if max_turns is None else checks.integer(max_turns, name="max_turns")
+        )
+
+    def start(self, env: TextEnv, task: Task) -> Start:
+        return Start(prompt=self.prompt(_sql_judge(env), task), task_id=task.id)
+
+    def prompt(self, judge: SQLJudge, task: Task) -> str:
         limit = f"You have at most {self.max_turns} replies. " if self.max_turns else ""
         return (
-            f"Database ({self.dialect_name}):\n\n{task.prompt}\n\n"
+            f"Database ({judge.dialect_name}):\n\n{task.prompt}\n\n"
             "You may explore the database before answering. Each reply must contain exactly one "
             "of these:\n"
             "  <query>a SELECT query</query>   runs it; you will see up to "
             f"{self.explore_rows} rows of its result, or its error.\n"
             "  <answer>a SELECT query</answer>   submits your final query; this ends the "
             "episode.\n"
-            f"{limit}Write {self.dialect_name}. The answer's result is compared with the expected "
+            f"{limit}Write {judge.dialect_name}. The answer's result is compared with the expected "
             "one on this database and on copies of it with other rows, so do not hard-code "
             "values: column names do not matter, and row order only matters when the question "
             f"asks for an order. Every query runs read-only with a time limit of "
-            f"{self.config.timeout_s:g} s."
+            f"{judge.config.timeout_s:g} s."
         )
 
-    def _answer(self, reply: str) -> Outcome:
+    def answer(self, env: TextEnv, reply: str) -> Outcome:
         blocks = tagged_blocks(reply)
         answers = [body for kind, body in blocks if kind == "answer"]
         if answers:
-            return super()._answer(answers[-1])
+            return super().answer(env, answers[-1])
         queries = [body for kind, body in blocks if kind == "query"]
         if not queries:
             return self._continue(
+                env,
                 "No <query> or <answer> block found. Reply with <query>SQL</query> to run a "
-                "query, or <answer>SQL</answer> to submit your final query."
+                "query, or <answer>SQL</answer> to submit your final query.",
             )
-        return self._explore(queries[-1])
+        return self._explore(env, queries[-1])
 
-    def _explore(self, body: str) -> Outcome:
-        assert self.task is not None  # _start ran: TextEnv.step checks the order
+    def _explore(self, env: TextEnv, body: str) -> Outcome:
+        judge, task = _sql_judge(env), env.task
+        assert task is not None  # TextEnv.step checks the order
         sql = extract_sql(body)
         if sql is None:
-            return self._continue("The <query> block is empty.")
+            return self._continue(env, "The <query> block is empty.")
         try:
-            result = self.sql_verifier.run(sql, self.task.metadata["db_id"])
+            result = judge.explore(sql, task)
         except (BackendError, UnknownDatabase) as exc:
             verdict = Verdict.error(f"exploration failed: {exc}")
             return Outcome(
-                feedback=self.feedback(verdict),
+                feedback=judge.feedback(verdict),
                 reward=0.0,
                 terminated=True,
                 verdict=verdict,
@@ -145,15 +173,21 @@ class SQLInteractiveEnv(SQLEnv):
                 infra_error=True,
             )
         except (SQLParseError, UnsafeQuery, QueryError) as exc:
-            return self._continue(f"Error: {exc}")
+            return self._continue(env, f"Error: {exc}")
         table = format_table(result.columns, result.rows, max_rows=self.explore_rows)
-        return self._continue(f"Result ({result.shape}):\n{table}")
+        return self._continue(env, f"Result ({result.shape}):\n{table}")
 
-    def _continue(self, text: str) -> Outcome:
+    def _continue(self, env: TextEnv, text: str) -> Outcome:
         if self.max_turns:
-            left = self.max_turns - self.turn - 1
+            left = self.max_turns - env.turn - 1
             text += f"\n({left} repl{'y' if left == 1 else 'ies'} left.)"
         return Outcome(feedback=text, reward=0.0, terminated=False, rewards={"correctness": 0.0})
 
-    def reference_reply(self, task: Task) -> str:
-        return f"<answer>\n{task.answer}\n</answer>"
+    def oracle_reply(self, env: TextEnv) -> str:
+        assert env.task is not None  # TextEnv checks
+        return f"<answer>\n{env.task.answer}\n</answer>"
+
+
+def _sql_judge(env: TextEnv) -> SQLJudge:
+    assert isinstance(env.judge, SQLJudge)  # Explore serves SQL envs only
+    return env.judge

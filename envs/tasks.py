@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from rlvr.envs import options
 from rlvr.envs.errors import DatasetError, EnvConfigError
 from rlvr.envs.jsonfiles import JSONReadError, numbered_lines, parse_json
 from rlvr.verifiers.types import Task, TaskFormatError
@@ -330,26 +331,15 @@ class ProceduralSource:
         size: int = 1_000_000,
         test_fraction: float = 0.1,
     ) -> None:
-        if split not in SPLITS:
-            raise EnvConfigError(f"split must be one of {SPLITS}, got {split!r}")
-        if not 0.0 < test_fraction < 1.0:
-            raise EnvConfigError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
-        if not isinstance(size, int) or size < 1:
-            raise EnvConfigError(f"size must be a positive int, got {size!r}")
-        if not isinstance(seed, int) or seed < 0:
-            raise EnvConfigError(f"seed must be a non-negative int, got {seed!r}")
-        levels = [difficulty] if isinstance(difficulty, int) else list(difficulty)
-        if not levels or any(not isinstance(level, int) or level < 1 for level in levels):
-            raise EnvConfigError(
-                f"difficulty must be a positive int or a list of them, got {difficulty!r}"
-            )
         self.generate = generate
         self.name = name
-        self.split = split
-        self.levels = levels
-        self.seed = seed
-        self.size = size
-        self.test_fraction = test_fraction
+        self.split = options.choice(split, SPLITS, name="split")
+        self.levels = options.levels(difficulty)
+        self.seed = options.integer(seed, name="seed", minimum=0)
+        self.size = options.integer(size, name="size")
+        self.test_fraction = options.number(
+            test_fraction, name="test_fraction", low=0.0, high=1.0, low_open=True, high_open=True
+        )
 
     def __len__(self) -> int:
         return self.size

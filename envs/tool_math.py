@@ -10,14 +10,16 @@ from typing import Any
 
 import numpy as np
 
+from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import EnvConfigError, ToolInfraError
+from rlvr.envs.judge import TaskJudge
+from rlvr.envs.options import choice
 from rlvr.envs.replies import last_answer_line, shorten
-from rlvr.envs.tasks import Problem, ProceduralSource
+from rlvr.envs.tasks import Problem, ProceduralSource, TaskSource
 from rlvr.envs.tools.calculator import calculator_tool
-from rlvr.envs.tools.env import VerifiableToolEnv
+from rlvr.envs.tools.env import ToolUse
 from rlvr.envs.tools.parsing import format_tool_call
 from rlvr.envs.tools.python import PythonRunner
-from rlvr.envs.verifiable import VerifiableEnv
 from rlvr.verifiers.types import Task, Verdict
 
 FINAL_INSTRUCTIONS = (
@@ -26,7 +28,7 @@ FINAL_INSTRUCTIONS = (
 )
 
 
-class ToolMathEnv(VerifiableToolEnv):
+class ToolMathEnv(TextEnv):
     """Arithmetic word problems to solve with a calculator (and Python, when a sandbox exists).
 
     ## Description
@@ -82,39 +84,53 @@ class ToolMathEnv(VerifiableToolEnv):
             difficulty=difficulty,
             seed=seed,
         )
-        problems = VerifiableEnv(source, NumericAnswerVerifier())
+        judge = NumericJudge(source)
         self.python = _python_runner(python_tool)
         tools = [calculator_tool()] + ([self.python.tool()] if self.python is not None else [])
-        super().__init__(
-            problems,
+        interaction = ToolUse(
             tools,
-            system_prompt="Solve the problem. Use the tools for every calculation.",
+            instructions="Solve the problem. Use the tools for every calculation.",
             final_instructions=FINAL_INSTRUCTIONS,
             tool_timeout=tool_timeout,
-            render_mode=render_mode,
+            oracle=calculator_oracle,
         )
+        super().__init__(judge, interaction, render_mode=render_mode)
 
     def close(self) -> None:
         super().close()
         if self.python is not None:
             self.python.close()
 
-    def oracle_reply(self) -> str:
-        """Compute the task's expression with the calculator, then answer with its result."""
-        task = self.inner.task
-        if task is None:
-            raise RuntimeError("call reset() before oracle_reply()")
-        expression = task.metadata.get("expression")
-        if expression is None:  # a pinned task of the user's: nothing to compute, just answer
-            return f"The answer is \\boxed{{{task.answer}}}."
-        if not self.called("calculator", expression=expression):
-            return format_tool_call("calculator", expression=expression)
-        return f"The calculator gives the result.\n\\boxed{{{task.answer}}}"
+
+class NumericJudge(TaskJudge):
+    """Problems with a numeric answer, judged by `NumericAnswerVerifier`; the reference reply
+    gives the gold in `\\boxed{}`."""
+
+    def __init__(self, tasks: TaskSource) -> None:
+        super().__init__(tasks, NumericAnswerVerifier())
+
+    def reference_reply(self, task: Task) -> str:
+        return boxed_answer(task)
+
+
+def calculator_oracle(tools: ToolUse, env: TextEnv) -> str:
+    """Compute the task's expression with the calculator, then answer with its result."""
+    task = env.task
+    assert task is not None  # TextEnv.oracle_reply checks
+    expression = task.metadata.get("expression")
+    if expression is None:  # a pinned task of the user's: nothing to compute, just answer
+        return boxed_answer(task)
+    if not tools.called("calculator", expression=expression):
+        return format_tool_call("calculator", expression=expression)
+    return f"The calculator gives the result.\n\\boxed{{{task.answer}}}"
+
+
+def boxed_answer(task: Task) -> str:
+    return f"The answer is \\boxed{{{task.answer}}}."
 
 
 def _python_runner(python_tool: bool | str) -> PythonRunner | None:
-    if python_tool not in (True, False, "auto"):
-        raise EnvConfigError(f"python_tool must be True, False or 'auto', got {python_tool!r}")
+    choice(python_tool, (True, False, "auto"), name="python_tool")
     if python_tool is False:
         return None
     if python_tool is True:

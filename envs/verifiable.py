@@ -1,29 +1,25 @@
 """`VerifiableEnv`: a single-turn environment made of a task source and a verifier.
 
 Most verifiable tasks need nothing more: the agent gets a prompt, replies once, and the verifier's
-score is the reward. Family envs (`rlvr/Math-v0`, ...) subclass it to add their own task
-generators, prompt wording and reference replies; users build one from a list of tasks and a
-function with `rlvr.envs.register_task_env`.
+score is the reward. It is `TextEnv(TaskJudge(tasks, verifier, ...))`, the env that
+`rlvr.envs.register_task_env` registers. Envs built on another env (`SelfCorrectEnv`,
+`VerifiableToolEnv`) take that env's judge with `as_verifiable_env` and `base_of`.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 
-from rlvr.envs.core import Outcome, Start, TextEnv
-from rlvr.envs.errors import EnvConfigError, ResetNeeded
-from rlvr.envs.tasks import TaskSource, as_source
-from rlvr.verifiers.function import FunctionVerifier, VerifyFunction
-from rlvr.verifiers.types import Status, Task, TaskFormatError, Verdict, Verifier
-
-logger = logging.getLogger(__name__)
-
-RESET_OPTIONS = ("task", "task_index")
+from rlvr.envs.core import TextEnv
+from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.interactions import SingleTurn
+from rlvr.envs.judge import TaskJudge
+from rlvr.envs.tasks import TaskSource
+from rlvr.verifiers.function import VerifyFunction
+from rlvr.verifiers.types import Task, Verdict, Verifier
 
 
 class VerifiableEnv(TextEnv):
@@ -72,137 +68,95 @@ class VerifiableEnv(TextEnv):
         render_mode: str | None = None,
         max_text_length: int = 1 << 16,
     ) -> None:
-        super().__init__(
-            system_prompt=system_prompt, render_mode=render_mode, max_text_length=max_text_length
+        judge = _HookedJudge(
+            self,
+            tasks,
+            verifier,
+            prompt_template=prompt_template,
+            format_weight=format_weight,
+            system_prompt=system_prompt,
         )
-        self.tasks = as_source(tasks)
-        self.verifier = verifier if hasattr(verifier, "verify") else FunctionVerifier(verifier)
-        if "{prompt}" not in prompt_template:
-            raise EnvConfigError(
-                f"prompt_template must contain '{{prompt}}', got {prompt_template!r}"
-            )
-        if not 0.0 <= format_weight < 1.0:
-            raise EnvConfigError(f"format_weight must be in [0, 1), got {format_weight!r}")
-        self.prompt_template = prompt_template
-        self.format_weight = float(format_weight)
-        self.task: Task | None = None
+        super().__init__(
+            judge, SingleTurn(), render_mode=render_mode, max_text_length=max_text_length
+        )
+        self.tasks = judge.tasks
+        self.verifier = judge.verifier
 
-    # --- episode ---------------------------------------------------------------------------------
-
-    def _start(self, options: dict[str, Any]) -> Start:
-        self.task = self.choose_task(options)
-        return Start(prompt=self.render_prompt(self.task), task_id=self.task.id)
-
-    def choose_task(self, options: dict[str, Any]) -> Task:
-        unknown = set(options) - set(RESET_OPTIONS)
-        if unknown:
-            raise EnvConfigError(
-                f"unknown reset options {sorted(unknown)}; this env accepts {list(RESET_OPTIONS)}"
-            )
-        if "task" in options and "task_index" in options:
-            raise EnvConfigError("pass either options['task'] or options['task_index'], not both")
-        if "task" in options:
-            return self.coerce_task(options["task"])
-        if "task_index" in options:
-            return self.tasks[options["task_index"]]
-        return self.tasks[int(self.np_random.integers(len(self.tasks)))]
-
-    def coerce_task(self, task: Task | Mapping[str, Any]) -> Task:
-        """Turn `options["task"]` into a `Task` (subclasses may fill defaults for their family)."""
-        if isinstance(task, Task):
-            return task
-        try:
-            return Task.from_dict(task)
-        except TaskFormatError as exc:
-            raise EnvConfigError(f"options['task']: {exc}") from None
+    # Hooks of earlier releases, kept for subclasses: a subclass of `TaskJudge` (passed as
+    # `TextEnv(judge)`) is the way to customise a family now.
 
     def render_prompt(self, task: Task) -> str:
-        return self.prompt_template.format(prompt=task.prompt)
+        return TaskJudge.prompt(self._judge, task)
 
-    def _answer(self, reply: str) -> Outcome:
-        assert self.task is not None  # _start ran: TextEnv.step checks the order
-        verdict = self.judge(reply, self.task)
-        correctness = verdict.score if verdict.score is not None else 0.0
-        rewards = {"correctness": correctness}
-        reward = correctness
-        if self.format_weight > 0:
-            readable = verdict.status in (Status.CORRECT, Status.INCORRECT)
-            rewards["format"] = 1.0 if readable else 0.0
-            reward = (1 - self.format_weight) * correctness + self.format_weight * rewards["format"]
-        return Outcome(
-            feedback=self.feedback(verdict),
-            reward=reward,
-            terminated=True,
-            verdict=verdict,
-            rewards=rewards,
-            infra_error=verdict.infra_error,
-        )
-
-    def judge(self, reply: str, task: Task) -> Verdict:
-        """Run the verifier; a verifier that raises is an infrastructure error, never a 0."""
-        try:
-            verdict = self.verifier.verify(reply, task)
-        except Exception as exc:
-            logger.exception("verifier %r raised on task %s", self.verifier, task.id)
-            return Verdict.error(f"verifier raised {type(exc).__name__}: {exc}")
-        if not isinstance(verdict, Verdict):
-            return Verdict.error(f"verifier returned {type(verdict).__name__}, not a Verdict")
-        return verdict
+    def coerce_task(self, task: Task | Mapping[str, Any]) -> Task:
+        return TaskJudge.coerce(self._judge, task)
 
     def feedback(self, verdict: Verdict) -> str:
-        """The text the agent sees after a judged reply (never reveals the gold answer)."""
-        headline = {
-            Status.CORRECT: "Correct.",
-            Status.INCORRECT: "Incorrect.",
-            Status.UNPARSABLE: "No answer could be read from the reply.",
-            Status.ERROR: "The reply could not be judged (infrastructure error).",
-        }[verdict.status]
-        return f"{headline} {verdict.details}".strip()
+        return TaskJudge.feedback(self._judge, verdict)
 
     def reference_reply(self, task: Task) -> str:
-        """A reply that the verifier accepts for `task` (subclasses format it their way)."""
-        return str(task.answer)
+        return TaskJudge.reference_reply(self._judge, task)
 
-    def oracle_reply(self) -> str:
-        if self.task is None:
-            raise RuntimeError("call reset() before oracle_reply()")
-        return self.reference_reply(self.task)
-
-    # --- hooks for envs that drive this one (self-correction, tools) ----------------------------
-
-    def begin(self, rng: np.random.Generator, options: dict[str, Any]) -> Start:
-        """Start an episode on behalf of another env, drawing the task with that env's `rng`.
-
-        Used by multi-turn envs built around a single-turn one (`SelfCorrectEnv`,
-        `VerifiableToolEnv`): the outer env owns the conversation, this env only poses the task.
-        Sharing the generator means the same seed poses the same task as this env alone does.
-        """
-        self.np_random = rng
-        return self._start(dict(options))
-
-    def attempt(self, reply: str) -> Outcome:
-        """Judge `reply` for the current task without recording it or ending anything.
-
-        May be called many times per task (a retry is judged like a first reply), so `_answer`
-        must not consume per-episode state.
-        """
-        if self.task is None:
-            raise ResetNeeded("start an episode (reset() or begin()) before attempt()")
-        return self._answer(reply)
+    @property
+    def _judge(self) -> TaskJudge:
+        assert isinstance(self.judge, TaskJudge)
+        return self.judge
 
 
-def as_verifiable_env(env: str | gym.Env, env_kwargs: Mapping[str, Any] | None = None) -> gym.Env:
-    """The env another env builds on: an id (made here with `env_kwargs`) or an env instance.
+class _HookedJudge(TaskJudge):
+    """The judge of a `VerifiableEnv`: a `TaskJudge` that goes through the env's hooks, so a
+    subclass overriding `render_prompt`, `coerce_task`, `feedback` or `reference_reply` is
+    judged its way, alone or wrapped."""
 
-    Returns the env as given or made (close it when done); its `.unwrapped` is a `VerifiableEnv`.
+    def __init__(self, env: VerifiableEnv, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.env = env
+
+    def prompt(self, task: Task) -> str:
+        return self.env.render_prompt(task)
+
+    def coerce(self, task: Task | Mapping[str, Any]) -> Task:
+        return self.env.coerce_task(task)
+
+    def feedback(self, verdict: Verdict) -> str:
+        return self.env.feedback(verdict)
+
+    def reference_reply(self, task: Task) -> str:
+        return self.env.reference_reply(task)
+
+
+def as_verifiable_env(
+    env: str | gym.Env,
+    env_kwargs: Mapping[str, Any] | None = None,
+    *,
+    split: str | None = None,
+) -> gym.Env:
+    """The env another env builds on: an id (made here with `env_kwargs`, and `split` when
+    given) or an env instance, whose `.unwrapped` is a single-turn env with a judge.
+
+    Returns the env as given or made (close it when done); `base_of` gives the env under it.
     """
     if isinstance(env, str):
-        env = gym.make(env, **dict(env_kwargs or {}))
-    elif env_kwargs:
-        raise EnvConfigError("env_kwargs applies only when env is an id; configure the env itself")
-    if not isinstance(env, gym.Env) or not isinstance(env.unwrapped, VerifiableEnv):
+        kwargs = dict(env_kwargs or {})
+        if split is not None:
+            kwargs["split"] = split
+        env = gym.make(env, **kwargs)
+    elif env_kwargs or split is not None:
         raise EnvConfigError(
-            f"expected the id or instance of a single-turn VerifiableEnv, got {env!r}; "
-            "build one with rlvr.envs.register_task_env(...) or VerifiableEnv(tasks, verifier)"
+            "env_kwargs and split apply only when env is an id; configure the env itself"
+        )
+    base = env.unwrapped if isinstance(env, gym.Env) else None
+    if not isinstance(base, TextEnv) or not isinstance(base.interaction, SingleTurn):
+        raise EnvConfigError(
+            f"expected the id or instance of a single-turn env with a judge (a VerifiableEnv, "
+            f"rlvr/Math-v0, ...), got {env!r}; build one with rlvr.envs.register_task_env(...) "
+            "or VerifiableEnv(tasks, verifier)"
         )
     return env
+
+
+def base_of(env: gym.Env) -> TextEnv:
+    """The single-turn env with a judge under an env returned by `as_verifiable_env`."""
+    base = env.unwrapped
+    assert isinstance(base, TextEnv) and base.judge is not None  # as_verifiable_env checked
+    return base

@@ -281,7 +281,7 @@ def _stale_ids(store: Any) -> list[int]:
     """Current results whose recorded verifier differs from what the env uses today."""
     from rlvr.leaderboards.compare import stale_results
 
-    return [result.id for result in stale_results(store.results())]
+    return [result.id for result in stale_results(store.results()) if result.id is not None]
 
 
 def list_suites(args: argparse.Namespace) -> int:

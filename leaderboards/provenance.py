@@ -2,9 +2,10 @@
 
 Verifier versions follow one convention (docs/leaderboards.md): a verifier class (or the function
 behind a `FunctionVerifier`) declares `VERSION = "2"` (or `version`), bumped whenever a fix can
-change a verdict. An env that judges without a single verifier object declares `verifier_version`
-itself. Where nothing is declared, the rlvr-gym package version stands in, so results from
-different releases are then treated as judged differently.
+change a verdict, and the env's judge reports it (`env.unwrapped.judge.describe()`). A `TextEnv`
+without a judge declares `verifier_version` itself. Where nothing is declared, the rlvr-gym
+package version stands in, so results from different releases are then treated as judged
+differently.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ import platform
 import subprocess
 import sys
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
-from rlvr.agents.evaluate import EpisodeRecord, env_chain
+from rlvr.agents.evaluate import EpisodeRecord
+from rlvr.envs.core import TextEnv
+from rlvr.envs.judge import fallback_version, qualname
 
 
 def package_version() -> str:
@@ -31,42 +34,24 @@ def package_version() -> str:
 
 
 def verifier_info(env: gym.Env) -> dict[str, Any]:
-    """The name and version of the verifier that judges `env`'s replies."""
-    chain = env_chain(env)
-    for base in chain:  # wrappers (tools, web, self-correction) keep the judged env in `env`
-        declared = getattr(base, "verifier_version", None)
-        if isinstance(declared, str):
-            return {"name": _qualname(type(base)), "version": declared, "declared": True}
-        verifier = getattr(base, "verifier", None)
-        if verifier is not None:
-            return _describe_verifier(verifier)
-    return {"name": _qualname(type(chain[0])), "version": _fallback_version(), "declared": False}
-
-
-def _describe_verifier(verifier: Any) -> dict[str, Any]:
-    subject = getattr(verifier, "fn", None) or verifier  # FunctionVerifier wraps a user function
-    for owner in (subject, verifier):
-        for attribute in ("VERSION", "version"):
-            value = getattr(owner, attribute, None)
-            if isinstance(value, (str, int)) and not isinstance(value, bool):
-                return {"name": _qualname(subject), "version": str(value), "declared": True}
-    return {"name": _qualname(subject), "version": _fallback_version(), "declared": False}
-
-
-def _fallback_version() -> str:
-    return f"rlvr-gym {package_version()}"
-
-
-def _qualname(obj: Any) -> str:
-    target = obj if hasattr(obj, "__qualname__") else type(obj)  # classes, functions; else type
-    return f"{target.__module__}.{target.__qualname__}"
+    """The name and version of what judges `env`'s replies: its judge's description, or for an
+    env without a judge its class and declared `verifier_version`."""
+    base = env.unwrapped
+    if isinstance(base, TextEnv) and base.judge is not None:
+        return base.judge.describe()
+    declared = base.verifier_version if isinstance(base, TextEnv) else None
+    return {
+        "name": qualname(type(base)),
+        "version": declared if declared is not None else fallback_version(),
+        "declared": declared is not None,
+    }
 
 
 def probe_env(env: gym.Env) -> dict[str, Any]:
     """What `evaluate(env_probe=...)` records about an env (see `EvalReport.env_info`)."""
     spec = env.spec
     return {
-        "entry_point": str(spec.entry_point) if spec is not None else _qualname(type(env)),
+        "entry_point": str(spec.entry_point) if spec is not None else qualname(type(env)),
         "max_episode_steps": spec.max_episode_steps if spec is not None else None,
         "verifier": verifier_info(env),
     }
@@ -124,7 +109,7 @@ def code_info() -> dict[str, Any]:
         "platform": platform.platform(),
         "gymnasium": gym.__version__,
         "numpy": numpy.__version__,
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "argv": list(sys.argv),
     }
 

@@ -83,7 +83,8 @@ class BenchResult:
     @property
     def completion_tokens(self) -> int | None:
         counts = [env.completion_tokens for env in self.envs]
-        return None if any(count is None for count in counts) else sum(counts)  # type: ignore[misc]
+        known = [count for count in counts if count is not None]
+        return sum(known) if len(known) == len(counts) else None
 
     @property
     def seconds(self) -> float:

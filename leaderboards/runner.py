@@ -189,8 +189,8 @@ def reverify(
             },
         },
     )
-    for env, old in zip(new.envs, result.envs):
-        env.seconds = old.seconds
+    for redone, old in zip(new.envs, result.envs):
+        redone.seconds = old.seconds
     new.reverified_from = result.id
     return new
 

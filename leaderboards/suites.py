@@ -13,7 +13,7 @@ import hashlib
 import importlib
 import inspect
 import json
-import sys
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
@@ -24,11 +24,6 @@ import gymnasium as gym
 
 from rlvr.agents.policy import SamplingParams
 from rlvr.leaderboards.errors import SuiteError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 SUITE_KEYS = {
     "name": "the suite's name (results of different suites are never ranked together)",

@@ -21,7 +21,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
 
@@ -94,7 +94,7 @@ def trace_file(result: BenchResult, label: str, page: int = 1) -> str:
     return f"{position}-{slug(label)[:80]}{suffix}.html"
 
 
-def _csp(*inline: str) -> str:
+def _csp(*inline: tuple[str, str]) -> str:
     """A Content-Security-Policy allowing only these inline `<style>`/`<script>` bodies."""
     hashes = {
         kind: " ".join(
@@ -173,7 +173,7 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 
 
 def index_page(boards: Sequence[Board], prefix: str) -> str:
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     sections = "\n".join(_board_section(board, prefix) for board in boards)
     count = sum(len(board.ranked) for board in boards)
     return f"""<!doctype html>

@@ -28,20 +28,24 @@ import itertools
 import json
 import math
 import re
-import sys
 import textwrap
+import tomllib
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar, Union
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - the project depends on tomli for Python 3.10
-    import tomli as tomllib
+from typing import Any, Literal, ParamSpec, TypeVar, Union, cast
 
 T = TypeVar("T")
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _cache(function: Callable[P, R]) -> Callable[P, R]:
+    """`functools.cache`, keeping the function's signature for type checkers (its wrapper's
+    takes any Hashable, and mypy does not count a class as one)."""
+    return cast("Callable[P, R]", functools.cache(function))
+
 
 NONE = "none"
 """How None is written in config files and flags (TOML has no null)."""
@@ -91,7 +95,7 @@ def _field_cli(field: dataclasses.Field) -> FieldCli:
 # --- reading the classes ----------------------------------------------------------------------
 
 
-@functools.cache
+@_cache
 def field_docs(cls: type) -> dict[str, str]:
     """The docstring written under each field of `cls` (and of its dataclass bases), one line."""
     docs: dict[str, str] = {}
@@ -115,7 +119,7 @@ def field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-@functools.cache
+@_cache
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
@@ -528,7 +532,7 @@ def _options(cls: type, prefix: tuple[str, ...] = ()) -> Iterator[_Option]:
             yield from _options(sequence[0], (*option.path, EACH))
 
 
-@functools.cache
+@_cache
 def flag_options(cls: type) -> tuple[_Option, ...]:
     """The fields of `cls` (nested ones included) that have a flag of their own: all but the
     non-optional nested dataclasses, reached through their fields (`--grpo.lr`), and the required

@@ -247,7 +247,7 @@ class WorkerCgroup:
         return "memory.oom_control" if self.version == 1 else "memory.events"
 
     def set_limits(self, memory: int, processes: int, cpus: float) -> None:
-        wanted = {"memory": memory, "processes": processes, "cpus": cpus}
+        wanted: dict[str, object] = {"memory": memory, "processes": processes, "cpus": cpus}
         if wanted == self.applied:
             return
         if self.applied.get("memory") != memory:

@@ -72,6 +72,7 @@ class PipeTransport(Transport):
     def __init__(
         self, process: subprocess.Popen[bytes], on_kill: Callable[[], None] | None = None
     ) -> None:
+        assert process.stdin and process.stdout and process.stderr, "started with three pipes"
         self.process = process
         self.stdin = process.stdin.fileno()
         self.streams = {process.stdout.fileno(): RESULT, process.stderr.fileno(): CONTROL}
@@ -123,8 +124,9 @@ class PipeTransport(Transport):
         except Exception:  # a process that will not die is logged, not raised
             logger.warning("sandbox worker %s did not exit after SIGKILL", self.process.pid)
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
-            with contextlib.suppress(OSError):
-                stream.close()
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
         if self.on_kill is not None:
             self.on_kill()
 

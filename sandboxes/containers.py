@@ -298,6 +298,7 @@ class DockerBackend(Backend):
 
     def prepare(self, worker: WorkerConnection, request: ExecRequest) -> None:
         transport = worker.transport
+        assert isinstance(transport, DockerTransport), "this backend's workers run in containers"
         wanted = (request.limits.memory, request.limits.cpus)
         if self.applied.get(worker) == wanted:
             return

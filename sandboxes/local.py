@@ -229,7 +229,8 @@ class LocalBackend(Backend):
     def _command(self, cgroup: WorkerCgroup | None, network: bool):
         """The argv that starts one worker, the seccomp fd to pass, and the weak-mode workdir."""
         config = self.config
-        sandboxed = self.isolation.bwrap is not None
+        bwrap = self.isolation.bwrap
+        sandboxed = bwrap is not None
         weak_dir = None
         settings = worker_config(
             pid_namespace=sandboxed,
@@ -258,14 +259,14 @@ class LocalBackend(Backend):
                 "--",
             ]
         read_fd = None
-        if sandboxed:
-            bwrap = self._bwrap_args(cgroup, network)
+        if bwrap is not None:
+            options = self._bwrap_args(cgroup, network)
             if self.filter is not None:
                 read_fd, write_fd = os.pipe()
                 os.write(write_fd, self.filter)
                 os.close(write_fd)
-                bwrap += ["--seccomp", str(read_fd)]
-            argv += [self.isolation.bwrap, *bwrap, "--", *python]
+                options += ["--seccomp", str(read_fd)]
+            argv += [bwrap, *options, "--", *python]
         else:
             argv += ["/usr/bin/env", "-i", "PYTHONHASHSEED=0", *python]
         return argv, read_fd, weak_dir

@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 import asyncio
-import atexit
 import concurrent.futures
 import dataclasses
 import itertools
@@ -28,10 +27,11 @@ import logging
 import os
 import threading
 import time
-import weakref
 from collections import deque
+from collections.abc import Hashable
 from typing import Any
 
+from rlvr._shared import Handle, HandleClosed, SharedResources
 from rlvr.sandboxes.connection import WorkerConnection, WorkerLost
 from rlvr.sandboxes.errors import SandboxClosed, SandboxConfigError
 from rlvr.sandboxes.types import ExecRequest, ExecResult, Limits
@@ -170,8 +170,6 @@ class WorkerPool:
         self._workers: set[WorkerConnection] = set()
         self._ready = 0
         self._closed = False
-        self.owner_pid = os.getpid()
-        _POOLS.add(self)
 
     # --- submitting -----------------------------------------------------------------------------
 
@@ -244,7 +242,7 @@ class WorkerPool:
                 if started is None:
                     if thread.is_alive():  # free, or starting a worker (bounded by its timeout)
                         return False
-                elif now < started + job.request.limits.wall_time + grace:
+                elif job is not None and now < started + job.request.limits.wall_time + grace:
                     return False
             return True
 
@@ -430,8 +428,13 @@ class WorkerPool:
         return self._closed
 
 
-_POOLS: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
+# Every pool of the process, shared (one per backend, config and size) or not (a key of its own):
+# closed when its last handle closes and at interpreter exit, never inherited through fork.
+POOLS: SharedResources[WorkerPool] = SharedResources(
+    "sandbox pool", WorkerPool.close, usable=lambda pool: not pool.closed
+)
 _client_ids = itertools.count(1)
+_private_keys = itertools.count(1)
 
 
 class Executor:
@@ -443,12 +446,13 @@ class Executor:
     there at its first run: the parent's workers belong to the parent.
     """
 
-    def __init__(self, pool: WorkerPool, shared_key: tuple | None = None) -> None:
-        self._pool = pool
-        self._shared_key = shared_key
+    def __init__(self, handle: Handle[WorkerPool]) -> None:
+        self._handle = handle
         self._client = next(_client_ids)
-        self._closed = False
-        self._lock = threading.Lock()
+
+    @property
+    def _pool(self) -> WorkerPool:
+        return self._handle.resource
 
     @property
     def backend(self) -> str:
@@ -460,21 +464,13 @@ class Executor:
 
     @property
     def closed(self) -> bool:
-        return self._closed or (self._pool.closed and self._pool.owner_pid == os.getpid())
+        return self._handle.closed or (self._pool.closed and self._handle.mine)
 
     def _current_pool(self) -> WorkerPool:
-        with self._lock:
-            if self._closed:
-                raise SandboxClosed("this sandbox executor is closed")
-            if self._pool.owner_pid != os.getpid():  # inherited through fork()
-                if self._shared_key is not None:
-                    self._pool = _acquire(self._shared_key)
-                else:
-                    backend = self._pool.backend
-                    self._pool = WorkerPool(
-                        make_backend(backend.name, backend.config), self._pool.size
-                    )
-            return self._pool
+        try:
+            return self._handle.get()
+        except HandleClosed:
+            raise SandboxClosed("this sandbox executor is closed") from None
 
     def submit(self, request: ExecRequest) -> Job:
         return self._current_pool().submit(self._client, request)
@@ -501,17 +497,8 @@ class Executor:
         self._current_pool().warm_up(timeout)
 
     def close(self) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            pool = self._pool
-        if pool.owner_pid != os.getpid():
-            return  # the parent's pool: not ours to close
-        if self._shared_key is not None:
-            _release(self._shared_key, pool)
-        else:
-            pool.close()
+        """Give the pool back: a shared pool closes with its last handle, a private one now."""
+        self._handle.close()
 
     def __enter__(self) -> Executor:
         return self
@@ -522,12 +509,6 @@ class Executor:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<Executor {self.backend} workers={self.workers} {state}>"
-
-
-# --- one shared pool per (backend, config) per process -----------------------------------------
-
-_shared_lock = threading.Lock()
-_shared: dict[tuple, list] = {}  # key -> [pool, handle count]
 
 
 def get_executor(
@@ -541,33 +522,10 @@ def get_executor(
     """
     config = make_config(backend, options)
     size = workers if workers is not None else default_workers()
-    if not shared:
-        return Executor(WorkerPool(make_backend(backend, config), size))
-    key = (backend, config, size)
-    return Executor(_acquire(key), shared_key=key)
-
-
-def _acquire(key: tuple) -> WorkerPool:
-    backend, config, size = key
-    with _shared_lock:
-        entry = _shared.get(key)
-        if entry is None or entry[0].closed:
-            entry = [WorkerPool(make_backend(backend, config), size), 0]
-            _shared[key] = entry
-        entry[1] += 1
-        return entry[0]
-
-
-def _release(key: tuple, pool: WorkerPool) -> None:
-    with _shared_lock:
-        entry = _shared.get(key)
-        if entry is None or entry[0] is not pool:
-            return
-        entry[1] -= 1
-        if entry[1] > 0:
-            return
-        del _shared[key]
-    pool.close()
+    key: Hashable = (backend, config, size)
+    if not shared:  # a pool of its own, still closed at exit and never inherited through fork
+        key = (backend, config, size, "private", next(_private_keys))
+    return Executor(POOLS.handle(key, lambda: WorkerPool(make_backend(backend, config), size)))
 
 
 def make_config(backend: str, options: dict[str, Any]) -> Any:
@@ -602,22 +560,6 @@ def make_backend(backend: str, config: Any) -> Backend:
     return DockerBackend(config)
 
 
-def _forget_pools_after_fork() -> None:
-    """In a forked child: the inherited pools (and their workers) belong to the parent."""
-    global _shared_lock
-    _shared_lock = threading.Lock()  # another thread may have held it at fork time
-    _shared.clear()
-    _POOLS.clear()
-
-
-os.register_at_fork(after_in_child=_forget_pools_after_fork)
-
-
-@atexit.register
 def close_all_pools() -> None:
-    """Kill every worker of every pool (registered with atexit; safe to call twice)."""
-    for pool in list(_POOLS):
-        try:
-            pool.close()
-        except Exception:  # at exit, keep closing the others
-            logger.exception("closing a sandbox pool at exit failed")
+    """Kill every worker of every pool (also run at interpreter exit; safe to call twice)."""
+    POOLS.close_all()

@@ -35,6 +35,19 @@ def test_envs_lists_rlvr_envs_with_their_card_summary():
         line = next(line for line in lines if line.startswith(env_id + " "))
         assert len(line.split(maxsplit=1)) == 2  # id and a non-empty summary
     assert not any(line.startswith("CartPole") for line in lines)
+    for env_id in rlvr.envs.registration.multiagent_env_ids():
+        line = next(line for line in lines if line.startswith(env_id + " "))
+        assert line.split(maxsplit=2)[1] == "[multi-agent]" and len(line.split(maxsplit=2)) == 3
+
+
+def test_play_plays_every_seat_of_a_multiagent_env():
+    result = run_cli(
+        "play", "rlvr/Connect4-v0", "--seed", "0", stdin="<move>4</move>\n.\nnope\n.\n/quit\n"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "--- player_0 to move ---" in result.stdout
+    assert "Your opponent played column 4." in result.stdout
+    assert "[final reward 1.000]" in result.stdout and "[final reward -1.000]" in result.stdout
 
 
 def test_eval_prints_statistics(capsys):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ def test_import_does_not_pull_heavy_dependencies(module):
     code = (
         f"import sys, {module}\n"
         "heavy = [m for m in ('torch', 'transformers', 'docker', 'psycopg', 'datasets', 'sympy',"
-        " 'math_verify', 'sqlglot') if m in sys.modules]\n"
+        " 'math_verify', 'sqlglot', 'pettingzoo') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     result = subprocess.run(
@@ -73,6 +74,11 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
         "assert reward == 1.0 and terminated, info\n"
         "for env_id in rlvr.envs.rlvr_env_ids():\n"
         "    gym.spec(env_id)\n"
+        "from rlvr.envs.multiagent import make\n"  # the subpackage and PettingZoo are installed
+        "game = make('rlvr/Connect4-v0')\n"
+        "game.reset(seed=0)\n"
+        "game.step('<move>4</move>')\n"
+        "assert game.agent_selection == 'player_1'\n"
         "print('ok')\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
@@ -88,3 +94,4 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
     assert result.stdout.strip().endswith("ok")
     cli = subprocess.run([str(venv / "bin" / "rlvr"), "envs"], capture_output=True, text=True)
     assert "rlvr/Math-v0" in cli.stdout
+    assert re.search(r"^rlvr/Connect4-v0 +\[multi-agent\] ", cli.stdout, re.MULTILINE)

@@ -9,6 +9,16 @@ import rlvr.envs
 from rlvr.envs import check_env
 
 ENV_IDS = rlvr.envs.rlvr_env_ids()
+CARD_SECTIONS = (
+    "Description",
+    "Action Space",
+    "Observation Space",
+    "Rewards",
+    "Starting State",
+    "Episode End",
+    "Arguments",
+    "Version History",
+)
 
 
 def test_builtin_envs_are_registered():
@@ -31,16 +41,7 @@ def test_env_card(env_id):
     entry = gym.spec(env_id).entry_point
     module_name, _, class_name = entry.partition(":")
     cls = getattr(__import__(module_name, fromlist=[class_name]), class_name)
-    for section in (
-        "Description",
-        "Action Space",
-        "Observation Space",
-        "Rewards",
-        "Starting State",
-        "Episode End",
-        "Arguments",
-        "Version History",
-    ):
+    for section in CARD_SECTIONS:
         assert f"## {section}" in (cls.__doc__ or ""), f"{env_id}'s env card lacks '{section}'"
 
 

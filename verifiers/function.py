@@ -5,9 +5,8 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+import sys
 from collections.abc import Callable
-
-import numpy as np
 
 from rlvr.verifiers.types import Task, Verdict
 
@@ -29,7 +28,7 @@ class FunctionVerifier:
         if not callable(fn):
             raise TypeError(f"verify must be callable as fn(response, task), got {fn!r}")
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", "verify")
+        self.name = name if name else str(getattr(fn, "__name__", "verify"))
 
     def verify(self, response: str, task: Task) -> Verdict:
         try:
@@ -46,11 +45,20 @@ class FunctionVerifier:
 def _as_verdict(result: object, name: str) -> Verdict:
     if isinstance(result, Verdict):
         return result
-    if isinstance(result, (bool, np.bool_)):  # np.isclose(...) and friends return np.bool_
+    if isinstance(result, bool) or _is_numpy_bool(result):
         return Verdict.correct() if result else Verdict.incorrect()
-    if isinstance(result, numbers.Real) and math.isfinite(result) and 0.0 <= result <= 1.0:
+    if (
+        isinstance(result, numbers.Real) and math.isfinite(result) and 0.0 <= result <= 1.0  # type: ignore[operator]  # numbers.Real's stub: no comparisons
+    ):
         score = float(result)
         return Verdict.correct() if score == 1.0 else Verdict.incorrect(score=score)
     return Verdict.error(
         f"verifier {name!r} returned {result!r}; return a bool, a float in [0, 1] or a Verdict"
     )
+
+
+def _is_numpy_bool(result: object) -> bool:
+    """np.isclose(...) and friends return np.bool_. Only a program that imported numpy can
+    return one, so this module does not import it (verifier worker processes stay light)."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(result, numpy.bool_)

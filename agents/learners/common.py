@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from rlvr.agents.policy import TrainablePolicy
 from rlvr.agents.rollouts import Episode
 
 
@@ -118,7 +119,8 @@ def _distinct_prompts(batch: Batch) -> tuple[list[int], list[int]]:
     """For each row the index of its prompt among the distinct prompts, and each distinct
     prompt's first row."""
     seen: dict[tuple[int, ...], int] = {}
-    source, firsts = [], []
+    source: list[int] = []
+    firsts: list[int] = []
     for row, (ids, length) in enumerate(
         zip(batch.input_ids.tolist(), batch.prompt_lengths.tolist())
     ):
@@ -208,12 +210,13 @@ def approx_kl(logprobs: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
 
 def clip_gradients(parameters: Sequence[torch.nn.Parameter], max_norm: float | None) -> float:
     """Clip the global gradient norm (when `max_norm` is set); return the norm before clipping."""
-    grads = [p for p in parameters if p.grad is not None]
-    if not grads:
+    with_grads = [p for p in parameters if p.grad is not None]
+    if not with_grads:
         return 0.0
     if max_norm is None:
-        return float(torch.norm(torch.stack([p.grad.norm() for p in grads])))
-    return float(torch.nn.utils.clip_grad_norm_(grads, max_norm))
+        norms = [p.grad.norm() for p in with_grads if p.grad is not None]
+        return float(torch.norm(torch.stack(norms)))
+    return float(torch.nn.utils.clip_grad_norm_(with_grads, max_norm))
 
 
 def micro_batches(size: int, micro_batch_size: int | None) -> list[slice]:
@@ -226,7 +229,7 @@ class FrozenReference:
     """The policy as it was at the start, for KL terms: a frozen copy, or for a LoRA policy the
     base model itself (adapters switched off), which costs no memory."""
 
-    def __init__(self, policy: Any) -> None:
+    def __init__(self, policy: TrainablePolicy) -> None:
         self.policy = policy
         self.model = None
         if policy.lora is None:
@@ -238,5 +241,6 @@ class FrozenReference:
     def logprobs(self, batch: Batch, temperature: float) -> torch.Tensor:
         if self.model is not None:
             return forward(self.model, batch, temperature)[0]
-        with self.policy.model.disable_adapter():
-            return forward(self.policy.model, batch, temperature)[0]
+        adapted: Any = self.policy.model  # a peft model: the policy has LoRA settings
+        with adapted.disable_adapter():
+            return forward(adapted, batch, temperature)[0]

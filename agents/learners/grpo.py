@@ -40,6 +40,7 @@ from rlvr.agents.learners.common import (
     masked_mean,
     micro_batches,
 )
+from rlvr.agents.policy import TrainablePolicy
 from rlvr.agents.rollouts import Episode
 from rlvr.config import cli
 
@@ -190,7 +191,7 @@ def token_weights(mask: torch.Tensor, loss_type: str, completion_budget: int) ->
 
 
 class GRPOLearner:
-    """Updates an `HFPolicy` from groups of episodes.
+    """Updates a `TrainablePolicy` (an `HFPolicy`, or your own) from groups of episodes.
 
     `temperature` is the rollouts' sampling temperature (log-probabilities are computed at it);
     `completion_budget` the most ids an episode may generate (max_new_tokens * turns), Dr. GRPO's
@@ -200,7 +201,7 @@ class GRPOLearner:
 
     def __init__(
         self,
-        policy: Any,
+        policy: TrainablePolicy,
         config: GRPOConfig,
         *,
         temperature: float,
@@ -259,8 +260,9 @@ class GRPOLearner:
                 token_loss, clipped = clipped_surrogate(
                     logprobs, olds[index], advantages[rows, None], config.clip_low, config.clip_high
                 )
-                if references[index] is not None:
-                    kl = approx_kl(logprobs, references[index])
+                reference = references[index]
+                if reference is not None:
+                    kl = approx_kl(logprobs, reference)
                     token_loss = token_loss + config.beta * kl
                     totals["kl"] += float((kl.detach() * mask[rows]).sum())
                 loss = (token_loss * weights[rows]).sum()

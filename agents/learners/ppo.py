@@ -40,6 +40,7 @@ from rlvr.agents.learners.common import (
     micro_batches,
 )
 from rlvr.agents.learners.grpo import clipped_surrogate
+from rlvr.agents.policy import TrainablePolicy
 from rlvr.agents.rollouts import Episode
 from rlvr.config import cli
 
@@ -146,20 +147,23 @@ def value_loss(
 
 
 class PPOLearner:
-    """Updates an `HFPolicy` (and its value function) from episodes.
+    """Updates a `TrainablePolicy` (and its value function) from episodes.
 
     `temperature` is the rollouts' sampling temperature (log-probabilities are computed at it);
     `seed` seeds the minibatch shuffling. Both are the run's settings, given here rather than kept
     in `PPOConfig`, so that each has one owner.
     """
 
-    def __init__(self, policy: Any, config: PPOConfig, *, temperature: float, seed: int) -> None:
+    def __init__(
+        self, policy: TrainablePolicy, config: PPOConfig, *, temperature: float, seed: int
+    ) -> None:
         if temperature <= 0:
             raise ValueError("temperature must be > 0: PPO trains on sampled replies")
         self.policy = policy
         self.config = config
         self.temperature = temperature
-        hidden = policy.model.config.hidden_size
+        model_config: Any = policy.model.config  # a transformers config
+        hidden = model_config.hidden_size
         self.value_head = torch.nn.Linear(hidden, 1).to(policy.device)
         torch.nn.init.zeros_(self.value_head.weight)
         torch.nn.init.zeros_(self.value_head.bias)
@@ -196,6 +200,7 @@ class PPOLearner:
         else:
             logprobs, _ = forward(model, batch, self.temperature)
             _, states = forward(self.critic, batch, hidden=True)
+        assert states is not None  # asked for with hidden=True
         return logprobs, self.value_head(states.float()).squeeze(-1)
 
     def update(self, episodes: Sequence[Episode]) -> dict[str, float]:
@@ -222,7 +227,7 @@ class PPOLearner:
             advantages, returns = gae(rewards, old_values, mask, config.gamma, config.lam)
             if config.whiten_advantages:
                 advantages = masked_whiten(advantages, mask) * mask
-        totals = {"policy": [], "value": [], "clipped": []}
+        totals: dict[str, list[float]] = {"policy": [], "value": [], "clipped": []}
         for _ in range(config.epochs):
             order = torch.randperm(batch.size, generator=self.generator)
             for chosen in order.chunk(config.minibatches):

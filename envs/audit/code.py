@@ -7,17 +7,15 @@ imports and helpers, the entry function alone without its docstring (the prompt'
 there for it, as in HumanEval's own harness). Wrong: the reference with every return value
 perturbed, and an off-by-one mutant (an integer constant plus one, or a comparison loosened or
 tightened). A wrong probe is kept only if it returns something else than the reference on a call
-the tests themselves make (`differential.py`): a mutant the tests cannot tell apart is no wrong
-answer a verifier could catch.
+the tests themselves make (`differential.py`, run in the env's own sandbox: the dataset's code is
+untrusted): a mutant the tests cannot tell apart is no wrong answer a verifier could catch. If the
+sandbox itself fails, the wrong probes of that task are infrastructure errors, reported apart.
 """
 
 from __future__ import annotations
 
 import ast
 import json
-import pickle
-import subprocess
-import sys
 from collections import Counter
 from importlib import resources
 from pathlib import Path
@@ -26,12 +24,28 @@ from typing import Any
 import numpy as np
 
 from rlvr.envs.audit.report import Probe
-from rlvr.envs.errors import DatasetError
+from rlvr.envs.errors import DatasetError, EnvError
+from rlvr.sandboxes import ExecRequest, ExecResult, Executor, Limits, ProgramStatus, SandboxError
+from rlvr.sandboxes.types import MiB
+from rlvr.verifiers.code.harness import HARNESS_FILE, encode_value
 from rlvr.verifiers.code.spec import CodeTests
+from rlvr.verifiers.code.verifier import HARNESS_SOURCE
 from rlvr.verifiers.types import Task
 
 MAX_MUTANTS = 12
 """Off-by-one mutants tried per task before giving up on finding one the tests can see."""
+
+DIFFERENTIAL_SOURCE = (Path(__file__).parent / "differential.py").read_text(encoding="utf-8")
+DIFFERENTIAL_MEMORY = 2048 * MiB
+"""Memory of one task's differential check (also its address-space limit inside)."""
+DIFFERENTIAL_LIMITS = Limits(wall_time=120.0, memory=DIFFERENTIAL_MEMORY)
+VERDICTS = frozenset({"differs", "same", "timeout", "error"})
+PERTURBED, MUTANT = "perturbed return value", "off-by-one mutant"  # the wrong styles
+
+
+class DifferentialInfraError(EnvError):
+    """The sandbox running the differential check failed (our machinery, not the dataset)."""
+
 
 _PERTURB = """
 
@@ -91,28 +105,32 @@ class CodeAudit:
             self.skipped["no reference solution"] += 1
             return []
         probes = [Probe(item, style, True, reply) for style, reply in right_replies(tests)]
-        wrong = self._wrong_candidates(tests, np.random.default_rng(item))
-        probes += [Probe(item, style, False, fenced(code)) for style, code in wrong]
-        return probes
+        return probes + self._wrong_probes(env, item, tests)
 
-    def _wrong_candidates(
-        self, tests: CodeTests, rng: np.random.Generator
-    ) -> list[tuple[str, str]]:
-        """Wrong versions of the reference that the tests' own calls can tell apart from it."""
+    def _wrong_probes(self, env: Any, item: int, tests: CodeTests) -> list[Probe]:
+        """Wrong versions of the reference that the tests' own calls can tell apart from it,
+        checked in the env's sandbox. If that sandbox fails, the perturbed solution and the
+        first mutant come back as infrastructure-error probes: not judged, not skipped."""
         reference = tests.reference or ""
         perturbed = reference + _PERTURB.format(entry=tests.entry_point)
+        rng = np.random.default_rng(item)
         mutants = off_by_one_mutants(reference, tests.entry_point, rng)[:MAX_MUTANTS]
-        verdicts = differences(tests, [perturbed, *mutants])
+        try:
+            verdicts = differences(tests, [perturbed, *mutants], env.judge.verifier.executor())
+        except (DifferentialInfraError, SandboxError) as exc:
+            unchecked = [(PERTURBED, perturbed), *((MUTANT, m) for m in mutants[:1])]
+            why = f"differential check: {exc}"
+            return [Probe(item, style, False, fenced(code), why) for style, code in unchecked]
         found = []
         if verdicts[0] == "differs":
-            found.append(("perturbed return value", perturbed))
+            found.append(Probe(item, PERTURBED, False, fenced(perturbed)))
         else:
-            self.skipped[f"perturbed return value: {verdicts[0]}"] += 1
+            self.skipped[f"{PERTURBED}: {verdicts[0]}"] += 1
         chosen = next((m for m, v in zip(mutants, verdicts[1:]) if v == "differs"), None)
         if chosen is not None:
-            found.append(("off-by-one mutant", chosen))
+            found.append(Probe(item, MUTANT, False, fenced(chosen)))
         else:
-            self.skipped["off-by-one mutant: none the tests can tell apart"] += 1
+            self.skipped[f"{MUTANT}: none the tests can tell apart"] += 1
         return found
 
     def close(self) -> None:
@@ -177,9 +195,9 @@ def off_by_one_mutants(code: str, entry: str, rng: np.random.Generator) -> list[
     for index in rng.permutation(len(sites)):
         tree = ast.parse(code)
         node = _mutation_sites(tree, entry)[int(index)]
-        if isinstance(node, ast.Constant):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
             node.value += 1
-        else:
+        elif isinstance(node, ast.Compare):
             node.ops[0] = _FLIPPED[type(node.ops[0])]()
         mutants.append(ast.unparse(tree))
     return mutants
@@ -199,8 +217,11 @@ def _mutation_sites(tree: ast.Module, entry: str) -> list[ast.AST]:
     ]
 
 
-def differences(tests: CodeTests, candidates: list[str], timeout: float = 120.0) -> list[str]:
-    """Per candidate: "differs", "same", "timeout" or "error" (see `differential.py`)."""
+def differences(tests: CodeTests, candidates: list[str], executor: Executor) -> list[str]:
+    """Per candidate: "differs", "same", "timeout" or "error" (see `differential.py`), from one
+    run of `differential.py` in `executor`'s sandbox. A run that fails, or prints anything but
+    one such verdict per candidate, is "error" for each: the dataset's code broke it. Raises
+    `DifferentialInfraError` if the sandbox itself failed."""
     job = {
         "entry": tests.entry_point,
         "mode": tests.mode,
@@ -209,18 +230,36 @@ def differences(tests: CodeTests, candidates: list[str], timeout: float = 120.0)
         "candidates": candidates,
         "check": tests.check,
         "asserts": list(tests.asserts),
-        "calls": [(tuple(case.args), dict(case.kwargs)) for case in tests.cases],
+        "calls": [
+            {"args": encode_value(list(case.args)), "kwargs": encode_value(dict(case.kwargs))}
+            for case in tests.cases
+        ],
+        "memory": DIFFERENTIAL_MEMORY,
     }
-    script = Path(__file__).with_name("differential.py")
+    request = ExecRequest(
+        code=DIFFERENTIAL_SOURCE,
+        files={HARNESS_FILE: HARNESS_SOURCE},
+        stdin=json.dumps(job),
+        limits=DIFFERENTIAL_LIMITS,
+    )
+    result = executor.run(request)
+    if result.infra_error:
+        raise DifferentialInfraError(f"sandbox error: {result.error}")
+    return parse_verdicts(result, len(candidates))
+
+
+def parse_verdicts(result: ExecResult, count: int) -> list[str]:
+    """The run's verdicts if it finished and printed exactly one known verdict per candidate."""
+    failed = ["error"] * count
+    if result.status is not ProgramStatus.FINISHED:
+        return failed
     try:
-        done = subprocess.run(
-            [sys.executable, "-I", str(script)],
-            input=pickle.dumps(job),
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-        verdicts = json.loads(done.stdout)["verdicts"]
-    except (subprocess.TimeoutExpired, ValueError, KeyError):
-        return ["error"] * len(candidates)
-    return [str(v) for v in verdicts]
+        report = json.loads(result.stdout)  # bounded by the run's output limit
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return failed
+    verdicts = report.get("verdicts") if isinstance(report, dict) else None
+    if not isinstance(verdicts, list) or len(verdicts) != count:
+        return failed
+    if not all(isinstance(v, str) and v in VERDICTS for v in verdicts):
+        return failed
+    return verdicts

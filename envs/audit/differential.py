@@ -1,24 +1,33 @@
-"""Run as a script (`python -I differential.py`, a pickled job on stdin): does each candidate
-return something else than the reference on the calls the tests themselves make?
+"""Run inside the sandbox (`ExecRequest(code=<this file>)`, the job as JSON on stdin): does each
+candidate return something else than the reference on the calls the tests themselves make?
 
 The tests are run once against the reference through a recorder, which keeps every call's
 arguments; then each candidate and the reference are called with copies of them. A candidate
 "differs" if some call returns a different value (floats within 1e-6 are the same) or raises a
 different exception; one that never does is equivalent as far as the tests can see, and is not
-a wrong answer the verifier could catch. This runs the dataset's own reference, tests and our
-mutants of the reference, outside any sandbox, under CPU and memory limits: trusted code only.
+a wrong answer the verifier could catch.
+
+It runs a dataset's own reference and tests (any dataset: untrusted code) and our mutants of the
+reference, so `rlvr.envs.audit.code.differences` runs it in the env's sandbox, and it keeps to
+the standard library (the sandbox's Python is the system's, not our venv) plus the code
+harness's value codec, sent beside it. Its job is plain data: the code as text and `cases`
+arguments encoded by `encode_value`. Its one output is `{"calls": int, "verdicts": [str, ...]}`
+on the original stdout; whatever the dataset's code prints goes to stderr. The host reads the
+verdicts and nothing else.
 """
 
 import copy
 import json
 import math
-import pickle
+import os
 import resource
 import signal
 import sys
 
+from _rlvr_harness import decode_value
+
 CALL_SECONDS = 2.0
-MEMORY_BYTES = 2 << 30
+RECORD_SECONDS = 30.0
 
 
 class _Timeout(Exception):
@@ -68,7 +77,7 @@ def _same(a, b):
 
 def _recorded_calls(job, reference):
     if job["mode"] == "cases":
-        return job["calls"]
+        return [(decode_value(c["args"]), decode_value(c["kwargs"])) for c in job["calls"]]
     calls = []
 
     def recorder(*args, **kwargs):
@@ -77,7 +86,7 @@ def _recorded_calls(job, reference):
 
     tests = {"__name__": "tests"}
     exec(job["context"], tests)
-    signal.setitimer(signal.ITIMER_REAL, 30.0)
+    signal.setitimer(signal.ITIMER_REAL, RECORD_SECONDS)
     try:
         if job["mode"] == "check":
             exec(job["check"], tests)
@@ -106,14 +115,20 @@ def _verdict(job, calls, expected, candidate_code):
 
 
 def main():
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    report = os.dup(1)  # the verdicts' channel; fd 1 becomes stderr for the dataset's prints
+    os.dup2(2, 1)
+    job = json.loads(sys.stdin.read())
+    # An allocation past this raises MemoryError in the call that made it (a "raise" outcome)
+    # rather than the sandbox's memory limit ending every verdict at once.
+    resource.setrlimit(resource.RLIMIT_AS, (job["memory"], job["memory"]))
     signal.signal(signal.SIGALRM, _alarm)
-    job = pickle.load(sys.stdin.buffer)
     reference = _load(job["reference"], job["context"])[job["entry"]]
     calls = _recorded_calls(job, reference)
     expected = [_call(reference, args, kwargs) for args, kwargs in calls]
     verdicts = [_verdict(job, calls, expected, code) for code in job["candidates"]]
-    json.dump({"calls": len(calls), "verdicts": verdicts}, sys.stdout)
+    data = json.dumps({"calls": len(calls), "verdicts": verdicts}).encode("utf-8")
+    while data:
+        data = data[os.write(report, data) :]
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ A *probe* is one reply sent to the env for one task: a right answer written some
 probe, which must score 1) or a known-wrong answer (a wrong probe, which must score 0). A gold
 probe scored below 1 is a false negative, a wrong probe scored above 0 a false positive. A
 probe whose step reports `info["infra_error"]` is neither: it is counted apart, as the trainers
-drop such samples.
+drop such samples, and so is a probe our machinery failed to make (`Probe.infra_error`).
 """
 
 from __future__ import annotations
@@ -76,6 +76,9 @@ class Probe:
     style: str
     right: bool
     reply: str
+    infra_error: str = ""
+    """Why our machinery failed to make this probe (a sandbox that broke while checking that a
+    wrong answer is wrong): then it is counted as an infrastructure error, never judged."""
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import gymnasium as gym
@@ -65,20 +65,25 @@ def run_audit(
     n: int | None = None,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    env_options: Mapping[str, Any] | None = None,
 ) -> AuditReport:
     """Audit `env_id`'s verifier on `dataset` (see each auditor's `datasets`): every probe is
-    a `reset(options={"task_index": i})` and one `step(reply)` of `gym.make(env_id, ...)`."""
+    a `reset(options={"task_index": i})` and one `step(reply)` of `gym.make(env_id, ...)`.
+    `env_options` are more arguments for `gym.make` (e.g. `{"backend": "docker"}`)."""
     auditor = auditor_for(env_id)
     started = time.perf_counter()
     try:
         kwargs, name = auditor.open(dataset)
-        env = gym.make(env_id, **kwargs)
+        clash = sorted(set(kwargs) & set(env_options or {}))
+        if clash:
+            raise EnvConfigError(f"env_options cannot set {', '.join(clash)}: the dataset sets it")
+        env = gym.make(env_id, **kwargs, **(env_options or {}))
         try:
-            base = env.unwrapped
-            items = choose_items(len(base.tasks), n, seed)
+            base: Any = env.unwrapped  # a TextEnv with a TaskJudge (each auditor's own family)
+            items = choose_items(len(base.judge.tasks), n, seed)
             report = AuditReport(env_id, name, len(items))
             for done, item in enumerate(items, start=1):
-                task = base.tasks[item]
+                task = base.judge.tasks[item]
                 for probe in auditor.probes(base, item, task):
                     _judge(env, probe, task, report)
                 if progress is not None:
@@ -93,12 +98,27 @@ def run_audit(
 
 
 def _judge(env: gym.Env, probe: Probe, task: Task, report: AuditReport) -> None:
+    if probe.infra_error:
+        verdict = {"status": "error", "details": probe.infra_error}
+        _record(report, probe, task, None, verdict, infra=True)
+        return
     env.reset(options={"task_index": probe.item})
     _, reward, _, _, info = env.step(probe.reply)
-    verdict = info.get("verdict") or {}
-    result = report.style(probe.style, probe.right)
     infra = bool(info.get("infra_error"))
-    wrong_way = (reward < 1.0) if probe.right else (reward > 0.0)
+    _record(report, probe, task, None if infra else float(reward), info.get("verdict"), infra)
+
+
+def _record(
+    report: AuditReport,
+    probe: Probe,
+    task: Task,
+    reward: float | None,
+    verdict: dict[str, Any] | None,
+    infra: bool,
+) -> None:
+    verdict = verdict or {}
+    result = report.style(probe.style, probe.right)
+    wrong_way = reward is not None and ((reward < 1.0) if probe.right else (reward > 0.0))
     if infra:
         result.infra += 1
     else:
@@ -112,7 +132,7 @@ def _judge(env: gym.Env, probe: Probe, task: Task, report: AuditReport) -> None:
                 style=probe.style,
                 right=probe.right,
                 reply=probe.reply,
-                reward=None if infra else float(reward),
+                reward=reward,
                 status=str(verdict.get("status")),
                 details=str(verdict.get("details", "")),
                 extracted=verdict.get("extracted"),

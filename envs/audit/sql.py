@@ -28,7 +28,12 @@ from rlvr.verifiers.sql.guard import has_top_level_order
 from rlvr.verifiers.sql.sqlite import SQLiteBackend
 from rlvr.verifiers.types import Task
 
-_LOOSER = {exp.GT: exp.GTE, exp.GTE: exp.GT, exp.LT: exp.LTE, exp.LTE: exp.LT}
+_LOOSER: dict[type[exp.Expr], type[exp.Binary]] = {
+    exp.GT: exp.GTE,
+    exp.GTE: exp.GT,
+    exp.LT: exp.LTE,
+    exp.LTE: exp.LT,
+}
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 
 
@@ -53,7 +58,7 @@ class SQLAudit:
         tree = sqlglot.parse_one(gold, read="sqlite")
         probes = [Probe(item, style, True, reply) for style, reply in self._right(gold, tree)]
         databases = [task.metadata["db_id"], *task.metadata.get("test_suite", [])]
-        catalog = env.tasks.catalog
+        catalog = env.judge.tasks.catalog
         rng = np.random.default_rng(item)
         for style, candidates in (
             ("changed filter", changed_filters(tree, rng)),
@@ -72,7 +77,7 @@ class SQLAudit:
             probes.append(Probe(item, style, False, fenced(wrong, "sql")))
         return probes
 
-    def _right(self, gold: str, tree: exp.Expression) -> list[tuple[str, str]]:
+    def _right(self, gold: str, tree: exp.Expr) -> list[tuple[str, str]]:
         replies = [
             ("fenced", fenced(gold, "sql")),
             ("bare", gold),
@@ -92,7 +97,7 @@ class SQLAudit:
         return replies
 
     def _differs(
-        self, catalog: Any, databases: list[str], gold: str, sql: str, tree: exp.Expression
+        self, catalog: Any, databases: list[str], gold: str, sql: str, tree: exp.Expr
     ) -> bool:
         ordered = has_top_level_order(tree)
         for db_id in databases:
@@ -114,7 +119,7 @@ def _rows(result: Any, ordered: bool) -> list[str]:
     return rows if ordered else sorted(rows)
 
 
-def _projections(tree: exp.Expression) -> list[exp.Expression] | None:
+def _projections(tree: exp.Expr) -> list[exp.Expr] | None:
     if not isinstance(tree, exp.Select):
         return None  # a set operation: its branches must keep their shapes
     projections = list(tree.expressions)
@@ -123,7 +128,7 @@ def _projections(tree: exp.Expression) -> list[exp.Expression] | None:
     return projections
 
 
-def renamed_columns(tree: exp.Expression) -> str | None:
+def renamed_columns(tree: exp.Expr) -> str | None:
     """Every unnamed output column named `answer_<i>` (column names never matter)."""
     tree = tree.copy()
     projections = _projections(tree)
@@ -137,7 +142,7 @@ def renamed_columns(tree: exp.Expression) -> str | None:
     return tree.sql(dialect="sqlite")
 
 
-def reversed_columns(tree: exp.Expression) -> str | None:
+def reversed_columns(tree: exp.Expr) -> str | None:
     """The output columns in reverse order (column order is ignored), unless something refers
     to them by position."""
     tree = tree.copy()
@@ -160,10 +165,10 @@ def wrapped_in_cte(gold: str) -> str:
     return f"WITH answer AS (\n{gold}\n)\nSELECT * FROM answer"
 
 
-def changed_filters(tree: exp.Expression, rng: np.random.Generator) -> list[str]:
+def changed_filters(tree: exp.Expr, rng: np.random.Generator) -> list[str]:
     """One WHERE/HAVING comparison changed, each way it can be, in a seeded random order."""
     sites = _filter_sites(tree)
-    order = rng.permutation(len(sites)) if sites else []
+    order: list[int] = list(rng.permutation(len(sites))) if sites else []
     changed = []
     for index in order:
         copy = tree.copy()
@@ -175,14 +180,14 @@ def changed_filters(tree: exp.Expression, rng: np.random.Generator) -> list[str]
     return changed
 
 
-def _filter_sites(tree: exp.Expression) -> list[exp.Expression]:
-    sites = []
+def _filter_sites(tree: exp.Expr) -> list[exp.Expr]:
+    sites: list[exp.Expr] = []
     for clause in tree.find_all(exp.Where, exp.Having):
         sites += [node for node in clause.find_all(*_COMPARISONS)]
     return sites
 
 
-def _changed(comparison: exp.Expression) -> exp.Expression | None:
+def _changed(comparison: exp.Expr) -> exp.Expr | None:
     literal = comparison.expression
     if isinstance(literal, exp.Literal) and not literal.is_string:
         number = literal.this
@@ -197,7 +202,7 @@ def _changed(comparison: exp.Expression) -> exp.Expression | None:
     return None  # fmt: skip
 
 
-def changed_limits(tree: exp.Expression) -> list[str]:
+def changed_limits(tree: exp.Expr) -> list[str]:
     limit = tree.args.get("limit")
     if limit is None or not isinstance(limit.expression, exp.Literal):
         return []

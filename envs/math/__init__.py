@@ -5,7 +5,7 @@ env = gym.make("rlvr/Math-v0", families=["arithmetic"], difficulty=1)
 env = gym.make("rlvr/Math-v0", tasks=rlvr.envs.math.load_gsm8k("gsm8k_test.jsonl"))
 """
 
-from rlvr.envs.math.env import DEFAULT_PROMPT_TEMPLATE, MathEnv, procedural_source
+from rlvr.envs.math.env import DEFAULT_PROMPT_TEMPLATE, MathEnv, MathJudge, procedural_source
 from rlvr.envs.math.families import FAMILIES, LEVELS
 from rlvr.envs.math.loaders import gsm8k_answer, load_gsm8k, load_math, math_answer
 
@@ -14,6 +14,7 @@ __all__ = [
     "FAMILIES",
     "LEVELS",
     "MathEnv",
+    "MathJudge",
     "gsm8k_answer",
     "load_gsm8k",
     "load_math",

@@ -6,17 +6,19 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from rlvr.envs import options
+from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.judge import TaskJudge
 from rlvr.envs.math.families import FAMILIES, LEVELS, generate
-from rlvr.envs.tasks import ListSource, ProceduralSource, TaskSource
-from rlvr.envs.verifiable import VerifiableEnv
+from rlvr.envs.tasks import ProceduralSource, TaskSource
 from rlvr.verifiers.math import MathVerifier, gold_text
-from rlvr.verifiers.types import Task, TaskFormatError
+from rlvr.verifiers.types import Task
 
 DEFAULT_PROMPT_TEMPLATE = "{prompt}\nPut your final answer in \\boxed{{}}."
 
 
-class MathEnv(VerifiableEnv):
+class MathEnv(TextEnv):
     """Procedural (or loaded) math problems judged by `MathVerifier`.
 
     ## Description
@@ -88,47 +90,62 @@ class MathEnv(VerifiableEnv):
         require_simplified: bool = True,
         render_mode: str | None = None,
     ) -> None:
-        if tasks is None:
-            tasks = procedural_source(
-                split=split, difficulty=difficulty, families=families, seed=seed
-            )
-        else:
-            given = {"split": split, "difficulty": difficulty, "families": families, "seed": seed}
-            clashing = sorted(name for name, value in given.items() if value is not None)
-            if clashing:
-                raise EnvConfigError(
-                    f"{', '.join(clashing)} configure the built-in generator, which tasks= "
-                    "replaces; drop them (split and filter your own tasks before passing them)"
-                )
+        judge = MathJudge(
+            math_tasks(tasks, split=split, difficulty=difficulty, families=families, seed=seed),
+            timeout=timeout,
+            require_simplified=require_simplified,
+            system_prompt=system_prompt,
+            prompt_template=prompt_template,
+            format_weight=format_weight,
+        )
+        super().__init__(judge, render_mode=render_mode)
+        self.tasks = judge.tasks
+
+
+class MathJudge(TaskJudge):
+    """Math tasks judged by `MathVerifier`; the oracle answers with the gold in `\\boxed{}`.
+
+    `timeout` and `require_simplified` configure the verifier; the rest is `TaskJudge`'s.
+    """
+
+    def __init__(
+        self,
+        tasks: TaskSource | Iterable[Task | Mapping[str, Any]],
+        *,
+        timeout: float = 5.0,
+        require_simplified: bool = True,
+        prompt_template: str = DEFAULT_PROMPT_TEMPLATE,
+        **judge_kwargs: Any,
+    ) -> None:
         try:
             verifier = MathVerifier(timeout=timeout, require_simplified=require_simplified)
         except ValueError as exc:
             raise EnvConfigError(str(exc)) from None
-        super().__init__(
-            tasks,
-            verifier,
-            system_prompt=system_prompt,
-            prompt_template=prompt_template,
-            format_weight=format_weight,
-            render_mode=render_mode,
-        )
-        if isinstance(self.tasks, ListSource):
-            for position, task in enumerate(self.tasks.tasks):  # fail now, not in training
-                try:
-                    gold_text(task)
-                except TaskFormatError as exc:
-                    raise EnvConfigError(f"tasks item {position} ({exc})") from None
+        super().__init__(tasks, verifier, prompt_template=prompt_template, **judge_kwargs)
 
-    def coerce_task(self, task: Task | Mapping[str, Any]) -> Task:
-        task = super().coerce_task(task)
-        try:
-            gold_text(task)  # refused now, not as an infra error on every reply
-        except TaskFormatError as exc:
-            raise EnvConfigError(f"options['task']: {exc}") from None
-        return task
+    def check(self, task: Task) -> None:
+        gold_text(task)
 
     def reference_reply(self, task: Task) -> str:
         return f"The answer is \\boxed{{{gold_text(task)}}}."
+
+
+def math_tasks(
+    tasks: TaskSource | Iterable[Task | Mapping[str, Any]] | None,
+    *,
+    split: str | None = None,
+    difficulty: int | Sequence[int] | None = None,
+    families: str | Sequence[str] | None = None,
+    seed: int | None = None,
+) -> TaskSource | Iterable[Task | Mapping[str, Any]]:
+    """`tasks`, or the procedural source when it is None; the generator's settings are refused
+    beside `tasks`, which replaces the generator."""
+    if tasks is None:
+        return procedural_source(split=split, difficulty=difficulty, families=families, seed=seed)
+    options.refuse_replaced(
+        {"split": split, "difficulty": difficulty, "families": families, "seed": seed}
+    )
+    return tasks
 
 
 def procedural_source(
@@ -139,8 +156,8 @@ def procedural_source(
     seed: int | None = None,
 ) -> ProceduralSource:
     """The procedural task source of `rlvr/Math-v0` (arguments as in the env card)."""
-    names = _family_names(families)
-    levels = _levels(difficulty)
+    names = tuple(dict.fromkeys(options.subset(families, FAMILIES, name="families")))
+    levels = options.levels(LEVELS if difficulty is None else difficulty, LEVELS)
     return ProceduralSource(
         functools.partial(generate, families=names),
         name="math" if len(names) == len(FAMILIES) else "math-" + "+".join(names),
@@ -148,26 +165,3 @@ def procedural_source(
         difficulty=levels,
         seed=0 if seed is None else seed,
     )
-
-
-def _family_names(families: str | Sequence[str] | None) -> tuple[str, ...]:
-    if families is None:
-        return tuple(FAMILIES)
-    names = (families,) if isinstance(families, str) else tuple(families)
-    unknown = [name for name in names if name not in FAMILIES]
-    if not names or unknown:
-        raise EnvConfigError(
-            f"families must be a non-empty list of {sorted(FAMILIES)}; unknown: {unknown or names}"
-        )
-    return tuple(dict.fromkeys(names))
-
-
-def _levels(difficulty: int | Sequence[int] | None) -> list[int]:
-    if difficulty is None:
-        return list(LEVELS)
-    levels = [difficulty] if isinstance(difficulty, int) else list(difficulty)
-    if not levels or any(isinstance(level, bool) or level not in LEVELS for level in levels):
-        raise EnvConfigError(
-            f"difficulty must be a level in {list(LEVELS)} or a list of them, got {difficulty!r}"
-        )
-    return levels

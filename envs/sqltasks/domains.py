@@ -578,7 +578,7 @@ def build_database(domain: Domain, db_id: str, rng: np.random.Generator) -> Data
         item = int(rng.integers(1, len(items) + 1))
         facts.append((entity, item, day, _value(rng, f.number)))
     facts.sort(key=lambda row: (row[2], row[0]))
-    facts = [(n + 1, *row) for n, row in enumerate(facts)]
+    numbered = [(n + 1, *row) for n, row in enumerate(facts)]
     tables = (
         Table(g.table, (
             Column(g.key, "INTEGER", primary_key=True),
@@ -605,7 +605,7 @@ def build_database(domain: Domain, db_id: str, rng: np.random.Generator) -> Data
             Column(i.key, "INTEGER", not_null=True, references=(i.table, i.key)),
             Column(f.date.column, "DATE", not_null=True),
             Column(f.number.column, f.number.sql_type),
-        ), tuple(facts)),
+        ), tuple(numbered)),
     )  # fmt: skip
     return Database(db_id, tables)
 

@@ -13,7 +13,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from rlvr.envs.errors import DatasetError, EnvConfigError
+from rlvr.envs import options
+from rlvr.envs.errors import DatasetError
 from rlvr.envs.sqltasks.domains import DOMAINS, DomainCatalog, db_id_of
 from rlvr.envs.sqltasks.questions import LEVELS, TEMPLATES, Context
 from rlvr.envs.tasks import Problem, ProceduralSource, TaskSource
@@ -151,21 +152,11 @@ def procedural_tasks(
 ) -> SQLTasks:
     """Procedural text-to-SQL tasks (see `QuestionGenerator`); `twins` test-suite databases per
     task, `sample_rows` example rows per table in the prompt (0 for the schema alone)."""
-    domains = tuple(domains) if domains is not None else tuple(DOMAINS)
-    unknown = [name for name in domains if name not in DOMAINS]
-    if unknown or not domains:
-        raise EnvConfigError(
-            f"domains must be a non-empty subset of {sorted(DOMAINS)}, got {domains}"
-        )
-    levels = [difficulty] if isinstance(difficulty, int) else list(difficulty)
-    if not levels or any(level not in TEMPLATES for level in levels):
-        raise EnvConfigError(
-            f"difficulty must be a level or levels in {list(LEVELS)}, got {difficulty}"
-        )
-    for name, value, low in (("databases_per_domain", databases_per_domain, 1), ("twins", twins, 0),
-                             ("sample_rows", sample_rows, 0)):  # fmt: skip
-        if not isinstance(value, int) or value < low:
-            raise EnvConfigError(f"{name} must be an int >= {low}, got {value!r}")
+    domains = options.subset(domains, DOMAINS, name="domains")
+    levels = options.levels(difficulty, TEMPLATES)
+    options.integer(databases_per_domain, name="databases_per_domain")
+    options.integer(twins, name="twins", minimum=0)
+    options.integer(sample_rows, name="sample_rows", minimum=0)
     catalog = DomainCatalog()
     generator = QuestionGenerator(
         catalog,

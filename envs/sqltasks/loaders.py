@@ -115,7 +115,7 @@ def _build(
     def schema(db_id: str) -> str:
         return lookup(catalog, db_id).describe(sample_rows)
 
-    tasks = []
+    tasks: list[Task] = []
     for position, (where, row) in enumerate(items):
         if limit is not None and len(tasks) >= limit:
             break

@@ -16,7 +16,7 @@ query has exactly one right answer.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -220,12 +220,13 @@ def average_number_per_group(c: Context) -> Question | None:
 def total_measure_per_category(c: Context) -> Question | None:
     d = c.domain
     i, f = d.item, d.fact
-    totals: Counter = Counter()
+    totals: defaultdict[Any, float] = defaultdict(int)
     item_category = {row[0]: row[2] for row in c.database.table(i.table).rows}
     fact_table = c.database.table(f.table)
     for row in fact_table.rows:
-        if row[4] is not None and item_category.get(row[2]) is not None:
-            totals[item_category[row[2]]] += row[4]
+        amount = row[4]  # a number column: int, float or NULL
+        if isinstance(amount, (int, float)) and item_category.get(row[2]) is not None:
+            totals[item_category[row[2]]] += amount
     values = sorted(totals.values())
     if len(values) < 3:
         return None

@@ -1,9 +1,9 @@
-"""Tool use: tools as Python callables with JSON schemas, reading tool calls from replies, and the
-`ToolEnv` base class. See docs/multiturn.md."""
+"""Tool use: tools as Python callables with JSON schemas, reading tool calls from replies, the
+`ToolUse` interaction and the `ToolEnv` base class. See docs/multiturn.md."""
 
 from rlvr.envs.errors import ToolError, ToolInfraError
 from rlvr.envs.tools.calculator import CalculatorError, calculator_tool, evaluate
-from rlvr.envs.tools.env import ToolEnv, VerifiableToolEnv
+from rlvr.envs.tools.env import ToolEnv, ToolUse, VerifiableToolEnv
 from rlvr.envs.tools.parsing import ParsedReply, ToolCall, format_tool_call, parse_tool_calls
 from rlvr.envs.tools.tool import (
     Tool,
@@ -23,6 +23,7 @@ __all__ = [
     "ToolError",
     "ToolInfraError",
     "ToolResult",
+    "ToolUse",
     "Toolbox",
     "VerifiableToolEnv",
     "calculator_tool",

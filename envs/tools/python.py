@@ -48,12 +48,13 @@ class PythonRunner:
         executor: Any = None,
         probe: bool = False,
     ) -> None:
-        self.api = sandbox_api()
-        if self.api is None:
+        api = sandbox_api()
+        if api is None:
             raise EnvConfigError(
                 "the python tool needs rlvr.sandboxes, which this installation lacks; "
                 "use the calculator alone (python_tool=False)"
             )
+        self.api: Any = api
         self.time_limit = time_limit
         self.memory_mb = memory_mb
         self._executor = executor

@@ -1,73 +1,68 @@
-"""`WebEnv`: what the web envs share — a site server, and a fresh browser session per episode."""
+"""What the web envs share: the `WebSite` interaction (a site server, and a fresh browser session
+per episode whose pages are the tools) and `web_env_parts`, which builds a family's task source
+and interaction from the options every web env takes (`WebOptions`)."""
 
 from __future__ import annotations
 
 import dataclasses
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
-from rlvr.envs.core import Start
+from rlvr.envs import options as checks
+from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.tasks import Generator, ProceduralSource
-from rlvr.envs.tools.env import VerifiableToolEnv
+from rlvr.envs.tools.env import ToolUse
 from rlvr.envs.tools.tool import Tool
-from rlvr.envs.verifiable import VerifiableEnv
 from rlvr.envs.web.browser import Browser
 from rlvr.envs.web.server import App, acquire_server, release_server
-from rlvr.verifiers.types import Verifier
+from rlvr.verifiers.types import Task
 
 WEB_INSTRUCTIONS = (
     "You are using a website through tools. Pages come back as text; links are numbered like "
     "[3], and follow_link(3) opens one."
 )
 
+SiteTools = Callable[[Browser, TextEnv], Sequence[Tool]]
+"""`site_tools(browser, env) -> tools` beyond browsing (add to cart, buy, ...), bound to one
+episode's browser session and task (`env.task`)."""
 
-class WebEnv(VerifiableToolEnv):
-    """Base of the web envs: tasks about a generated site, posed and judged like any
-    `VerifiableEnv`, with the site's pages as tools.
 
-    `app` serves the site; its `describe()` names it by `kind`, `seed` and `size`. `generate`
-    draws a task about that site (a `ProceduralSource` generator, named `family`); `verifier`
-    judges the final answer. The site's server starts at the first `reset` (never at import or
-    construction) and is shared with every env of this process that serves the same site; the
-    last env to `close` stops it. With `server_url` the env uses a server that is already
-    running (e.g. `rlvr web serve`) and checks that it serves the same site. Every episode opens
-    its own session on the site, so carts and orders never leak between episodes or envs.
+class WebSite(ToolUse):
+    """Tool use on a generated site: every episode browses the site in its own session.
+
+    `app` serves the site; its `describe()` names it by `kind`, `seed` and `size`. The site's
+    server starts at the first episode (never at import or construction) and is shared with
+    every env of this process that serves the same site; the last one to `close` stops it. With
+    `server_url` a server that is already running (e.g. `rlvr web serve`) is used, after checking
+    that it serves the same site. Every episode opens its own session on the site, so carts and
+    orders never leak between episodes or envs. The tools are the browser's (`search`,
+    `open_page`, `follow_link`, `find_in_page`) and `site_tools(browser, env)`; the other
+    arguments are `ToolUse`'s (`instructions` default to `WEB_INSTRUCTIONS`).
+
+    State of the episode: `browser` (its session), and `ToolUse`'s `calls`.
     """
 
     def __init__(
         self,
         app: App,
-        generate: Generator,
-        verifier: Verifier | Callable[..., Any],
         *,
-        family: str,
-        split: str,
-        difficulty: int | Sequence[int],
-        seed: int,
+        site_tools: SiteTools | None = None,
         server_url: str | None = None,
         max_page_chars: int = 3000,
         http_timeout: float = 5.0,
-        **tool_env_kwargs: Any,
+        instructions: str | None = WEB_INSTRUCTIONS,
+        **tool_use_kwargs: Any,
     ) -> None:
+        super().__init__((), instructions=instructions, **tool_use_kwargs)
+        self.max_page_chars = checks.integer(max_page_chars, name="max_page_chars", minimum=200)
         site = app.describe()
-        source = ProceduralSource(
-            generate,
-            name=f"{family}-s{site['seed']}-n{site['size']}",
-            split=split,
-            difficulty=difficulty,
-            seed=seed,
-        )
-        tool_env_kwargs.setdefault("system_prompt", WEB_INSTRUCTIONS)
-        super().__init__(VerifiableEnv(source, verifier), [], **tool_env_kwargs)
-        if max_page_chars < 200:
-            raise EnvConfigError(f"max_page_chars must be >= 200, got {max_page_chars}")
         self.app = app
         self.site_description = site
         self.site_key = (site["kind"], site["seed"], site["size"])
+        self.site_tools = site_tools
         self.server_url = server_url
-        self.max_page_chars = max_page_chars
         self.http_timeout = http_timeout
         self.browser: Browser | None = None
         self._site_url: str | None = None
@@ -79,8 +74,8 @@ class WebEnv(VerifiableToolEnv):
         """The site's URL, starting (or joining) the shared server on first use."""
         if self._site_url is None:
             if self.server_url is not None:
+                self._check_external_site(self.server_url.rstrip("/"))
                 self._site_url = self.server_url.rstrip("/")
-                self._check_external_site()
             else:
                 server = acquire_server(self.site_key, lambda: self.app)
                 # Give the server back even if the env is dropped without close().
@@ -88,8 +83,8 @@ class WebEnv(VerifiableToolEnv):
                 self._site_url = server.url
         return self._site_url
 
-    def _check_external_site(self) -> None:
-        probe = Browser(self._site_url, timeout=self.http_timeout)
+    def _check_external_site(self, url: str) -> None:
+        probe = Browser(url, timeout=self.http_timeout)
         served = probe.get_json("/api/site")
         if served != self.site_description:
             raise EnvConfigError(
@@ -99,25 +94,17 @@ class WebEnv(VerifiableToolEnv):
 
     # --- episodes --------------------------------------------------------------------------
 
-    def _begin(self, options: dict[str, Any]) -> Start:
-        start = super()._begin(options)
+    def episode_tools(self, env: TextEnv, task: Task) -> Sequence[Tool]:
         self.browser = Browser(
             self.site_url(), timeout=self.http_timeout, max_page_chars=self.max_page_chars
         ).start()
-        return start
-
-    def episode_tools(self) -> Sequence[Tool]:
-        assert self.browser is not None  # _begin ran
+        site_tools = self.site_tools(self.browser, env) if self.site_tools is not None else ()
         # No request the agent can make is slow (sizes are bounded): a tool over its time limit
         # means the site stalled, which is our failure, not the agent's.
-        tools = [*self.browser.tools(), *self.site_tools()]
+        tools = [*self.browser.tools(), *site_tools]
         return [dataclasses.replace(one, slow_is_infra=True) for one in tools]
 
-    def site_tools(self) -> Sequence[Tool]:
-        """Tools beyond browsing (add to cart, buy, ...)."""
-        return []
-
-    def _end_episode(self) -> None:
+    def end_episode(self) -> None:
         if self.browser is not None:
             self.browser.close()
             self.browser = None
@@ -128,3 +115,39 @@ class WebEnv(VerifiableToolEnv):
             self._release()  # runs release_server once
             self._release = None
         self._site_url = None
+
+
+class WebOptions(TypedDict, total=False):
+    """The options every web env takes (see the env cards)."""
+
+    split: str
+    difficulty: int | Sequence[int]
+    seed: int
+    server_url: str | None
+    max_page_chars: int
+    tool_timeout: float
+
+
+def web_env_parts(
+    app: App,
+    generate: Generator,
+    *,
+    family: str,
+    split: str = "train",
+    difficulty: int | Sequence[int] = (1, 2, 3),
+    seed: int = 0,
+    **site_options: Any,
+) -> tuple[ProceduralSource, WebSite]:
+    """The task source and the interaction of a web env: tasks drawn by `generate` about the
+    site `app` serves (named after the family and the site), played on that site:
+    `site_options` are `WebSite`'s (the family's `site_tools`, `oracle` and
+    `final_instructions`, and the user's `WebOptions`)."""
+    site = app.describe()
+    tasks = ProceduralSource(
+        generate,
+        name=f"{family}-s{site['seed']}-n{site['size']}",
+        split=split,
+        difficulty=difficulty,
+        seed=seed,
+    )
+    return tasks, WebSite(app, **site_options)

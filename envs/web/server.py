@@ -18,7 +18,6 @@ import html
 import json
 import logging
 import math
-import os
 import secrets
 import threading
 from collections import OrderedDict
@@ -28,6 +27,8 @@ from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from rlvr._shared import SharedResources
 
 logger = logging.getLogger(__name__)
 
@@ -175,7 +176,7 @@ class SiteServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def start(self) -> SiteServer:
         if self._thread is None:
@@ -194,6 +195,11 @@ class SiteServer:
             self._thread.join()
             self._thread = None
         self._httpd.server_close()
+
+    def abandon(self) -> None:
+        """In a forked child: close the child's copy of the listening socket, leaving the
+        parent's server serving."""
+        self._httpd.socket.close()
 
     def serve_forever(self) -> None:
         """Serve in the calling thread (the `rlvr web serve` command)."""
@@ -237,8 +243,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         store = self.site.sessions
         if path == "/api/session" and method == "POST":
-            session = store.new()
-            self._send(Response.json({"session": session.token}), session.token)
+            fresh = store.new()
+            self._send(Response.json({"session": fresh.token}), fresh.token)
             return
         session = store.get(self._cookie())
         if path == "/api/session" and method == "DELETE":
@@ -307,46 +313,24 @@ def _form_value(value: Any) -> str:
 
 # --- sharing servers between envs ------------------------------------------------------------
 
-_SHARED: dict[Hashable, list[Any]] = {}  # key -> [server, number of users]
-_SHARED_LOCK = threading.Lock()
+# In a forked child (an `AsyncVectorEnv` worker) the table starts empty: the parent's servers serve
+# from the parent's threads, which the child does not have, and stop when the parent's envs close.
+# The child closes its copies of their listening sockets (`abandon`) and starts its own.
+SERVERS: SharedResources[SiteServer] = SharedResources(
+    "site server", SiteServer.stop, abandon=SiteServer.abandon
+)
 
 
 def acquire_server(key: Hashable, make_app: Callable[[], App]) -> SiteServer:
     """The running server for `key`, started with `make_app()` if no env holds one yet."""
-    with _SHARED_LOCK:
-        entry = _SHARED.get(key)
-        if entry is None:
-            entry = _SHARED[key] = [SiteServer(make_app()).start(), 0]
-        entry[1] += 1
-        return entry[0]
+    return SERVERS.acquire(key, lambda: SiteServer(make_app()).start())
 
 
 def release_server(key: Hashable) -> None:
     """Give back a server from `acquire_server`; the last user's release stops it."""
-    with _SHARED_LOCK:
-        entry = _SHARED.get(key)
-        if entry is None:
-            return
-        entry[1] -= 1
-        if entry[1] <= 0:
-            del _SHARED[key]
-            entry[0].stop()
-
-
-def _forget_servers_after_fork() -> None:
-    """In a forked child (an `AsyncVectorEnv` worker), start from no shared servers: the parent's
-    serve from the parent's threads, which the child does not have, and stop when the parent's
-    envs close. The child closes its copies of their listening sockets and starts its own."""
-    global _SHARED, _SHARED_LOCK
-    for server, _ in _SHARED.values():
-        server._httpd.socket.close()
-    _SHARED, _SHARED_LOCK = {}, threading.Lock()
-
-
-os.register_at_fork(after_in_child=_forget_servers_after_fork)
+    SERVERS.release(key)
 
 
 def running_servers() -> dict[Hashable, str]:
     """Key -> URL of every shared server running in this process (for tests and debugging)."""
-    with _SHARED_LOCK:
-        return {key: entry[0].url for key, entry in _SHARED.items()}
+    return {key: server.url for key, server in SERVERS.current().items()}

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
-from rlvr.envs.core import Outcome
-from rlvr.envs.errors import EnvConfigError, ToolError
-from rlvr.envs.tasks import Problem
+from rlvr.envs.core import Outcome, TextEnv
+from rlvr.envs.errors import ToolError
+from rlvr.envs.judge import TaskJudge
+from rlvr.envs.tasks import Problem, TaskSource
+from rlvr.envs.tools.env import ToolUse
 from rlvr.envs.tools.parsing import format_tool_call
 from rlvr.envs.tools.tool import Tool, object_schema
-from rlvr.envs.web.base import WebEnv
+from rlvr.envs.web.base import WebOptions, WebSite, web_env_parts
 from rlvr.envs.web.browser import Browser
 from rlvr.envs.web.shop import (
     DEFAULT_SIZE,
@@ -24,7 +25,7 @@ from rlvr.envs.web.shop import (
     load_catalog,
     make_goal,
 )
-from rlvr.verifiers.types import Status, Verdict
+from rlvr.verifiers.types import Status, Task, TaskFormatError, Verdict
 
 PROMPT = (
     "Instruction: {instruction}\n"
@@ -37,7 +38,7 @@ FINAL_INSTRUCTIONS = (
 )
 
 
-class WebShopEnv(WebEnv):
+class WebShopEnv(TextEnv):
     """Shop on a generated web store for a product matching an instruction.
 
     ## Description
@@ -85,147 +86,185 @@ class WebShopEnv(WebEnv):
         *,
         site_seed: int = 0,
         site_size: int = DEFAULT_SIZE,
-        split: str = "train",
-        difficulty: int | Sequence[int] = (1, 2, 3),
-        seed: int = 0,
-        server_url: str | None = None,
-        max_page_chars: int = 3000,
-        tool_timeout: float = 10.0,
         render_mode: str | None = None,
+        **options: Unpack[WebOptions],
     ) -> None:
         self.catalog = load_catalog(site_seed, site_size)
-        super().__init__(
+        tasks, site = web_env_parts(
             ShopApp(self.catalog),
             functools.partial(goal_problem, self.catalog),
-            lambda reply, task: False,  # replies without a tool call buy nothing (see _final)
             family="webshop",
-            split=split,
-            difficulty=difficulty,
-            seed=seed,
-            server_url=server_url,
-            max_page_chars=max_page_chars,
             final_instructions=FINAL_INSTRUCTIONS,
-            tool_timeout=tool_timeout,
-            render_mode=render_mode,
+            oracle=shortest_purchase,
+            site_tools=shop_tools,
+            **options,
         )
+        super().__init__(WebShopJudge(tasks, self.catalog), site, render_mode=render_mode)
 
     @property
     def goal(self) -> Goal:
-        if self.inner.task is None:
+        """The goal of the current episode."""
+        if self.task is None:
             raise RuntimeError("call reset() first")
-        task = self.inner.task
-        try:
-            return Goal.from_dict(task.answer)
-        except (KeyError, TypeError, ValueError):
-            raise EnvConfigError(
-                f"task {task.id!r}: a WebShop task's answer must be a goal dict with keys "
-                "category, attributes, options, max_price_cents and target (as in "
-                f"env.unwrapped.inner.task.answer after a reset), got {task.answer!r:.200}"
-            ) from None
+        return goal_of(self.task)
 
-    # --- tools -------------------------------------------------------------------------------
 
-    def site_tools(self) -> Sequence[Tool]:
-        # Bound to this episode's browser and goal: a call abandoned at its time limit that ends
-        # later acts on its own episode's session, never on the next episode's cart.
-        browser, goal = self.browser, self.goal
-        return [
-            Tool(
-                "add_to_cart",
-                "Add a product to the cart, with a value for each of its options "
-                '(e.g. {"color": "navy", "size": "m"}).',
-                object_schema(
-                    {
-                        "product_id": {"type": "string", "description": "e.g. P00123"},
-                        "options": {"type": "object", "additionalProperties": {"type": "string"}},
-                    }
-                ),
-                functools.partial(self.add_to_cart, browser),
-            ),
-            Tool(
-                "remove_from_cart",
-                "Remove a product from the cart.",
-                object_schema({"product_id": {"type": "string"}}),
-                functools.partial(self.remove_from_cart, browser),
-            ),
-            Tool(
-                "buy",
-                "Buy what is in the cart (exactly one item). Ends the episode.",
-                object_schema({}),
-                functools.partial(self.buy, browser, goal),
-            ),
-        ]
+class WebShopJudge(TaskJudge):
+    """Shopping goals, graded on the purchase (`grade`, called by the `buy` tool); a final
+    reply without a tool call buys nothing and scores 0.
 
-    def add_to_cart(self, browser: Browser, product_id: str, options: dict[str, str]) -> str:
-        form = {"product_id": product_id.strip()}
-        for kind, value in options.items():
-            form[f"option.{kind.strip().lower()}"] = str(value).strip()
-        return browser.show(browser.visit("/cart/add", form))
+    The judge itself is the verifier: `describe()` names it and its `VERSION` (none declared:
+    the rlvr-gym version stands in).
+    """
 
-    def remove_from_cart(self, browser: Browser, product_id: str) -> str:
-        return browser.show(browser.visit("/cart/remove", {"product_id": product_id}))
+    def __init__(self, tasks: TaskSource, catalog: Catalog) -> None:
+        super().__init__(tasks, self)
+        self.catalog = catalog
 
-    def buy(self, browser: Browser, goal: Goal) -> Outcome:
-        cart = browser.get_json("/api/cart")
-        if len(cart) != 1:
-            raise ToolError(
-                f"the cart holds {len(cart)} items; buy exactly one (remove the others first)"
-                if cart
-                else "the cart is empty; add the product you choose with add_to_cart first"
-            )
-        browser.visit("/checkout", {})
-        order = browser.get_json("/api/orders")[-1]
-        line = order["lines"][0]
-        product = self.catalog.by_id.get(line["product_id"])
-        terms = grade_purchase(goal, product, line["options"])
+    def check(self, task: Task) -> None:
+        goal_of(task)
+
+    def verify(self, response: str, task: Task) -> Verdict:
+        return Verdict.incorrect(details="nothing was bought")
+
+    def judge(self, reply: str, task: Task) -> Outcome:
+        return Outcome(
+            feedback="The episode ended without a purchase.",
+            reward=0.0,
+            terminated=True,
+            verdict=self.verify(reply, task),
+        )
+
+    def grade(self, purchase: dict[str, Any], task: Task) -> Outcome:
+        """Grade an order line (`product_id`, `title`, `price`, `options`) against the goal."""
+        product = self.catalog.by_id.get(purchase["product_id"])
+        terms = grade_purchase(goal_of(task), product, purchase["options"])
         total = terms["total"]
         verdict = Verdict(
             Status.CORRECT if total == 1.0 else Status.INCORRECT,
             total,
-            extracted=f"{line['product_id']} {line['options']}",
-            data={"purchase": {"product_id": line["product_id"], "options": line["options"]}},
+            extracted=f"{purchase['product_id']} {purchase['options']}",
+            data={
+                "purchase": {"product_id": purchase["product_id"], "options": purchase["options"]}
+            },
         )
-        options = ", ".join(f"{kind} {value}" for kind, value in line["options"].items())
+        options = ", ".join(f"{kind} {value}" for kind, value in purchase["options"].items())
         return Outcome(
-            feedback=f"You bought {line['title']} ({options}) for {line['price']}.",
+            feedback=f"You bought {purchase['title']} ({options}) for {purchase['price']}.",
             reward=total,
             terminated=True,
             verdict=verdict,
             rewards=terms,
         )
 
-    def _final(self, reply: str) -> Outcome:
-        return Outcome(
-            feedback="The episode ended without a purchase.",
-            reward=0.0,
-            terminated=True,
-            verdict=Verdict.incorrect(details="nothing was bought"),
+    def reference_reply(self, task: Task) -> str:
+        raise NotImplementedError(
+            "a purchase takes several steps: the env's oracle_reply() gives the next one"
         )
 
-    # --- the oracle ----------------------------------------------------------------------------
 
-    def oracle_reply(self) -> str:
-        """The next step of a shortest purchase of the goal's target from the current state:
-        clear wrong cart items, reach the target's page (search its title, follow the link),
-        add it with the goal's options, buy."""
-        goal = self.goal
-        target = self.catalog.by_id[goal.target]
-        cart = self.browser.get_json("/api/cart")
-        wanted = {"product_id": target.id, "options": dict(sorted(goal.options.items()))}
-        wrong = [line for line in cart if _cart_key(line) != wanted]
-        if wrong or len(cart) > 1:
-            return format_tool_call("remove_from_cart", product_id=(wrong or cart)[0]["product_id"])
-        if cart:
-            return format_tool_call("buy")
-        page = self.browser.page
-        if page is not None and page.url == target.url:
-            return format_tool_call("add_to_cart", product_id=target.id, options=dict(goal.options))
-        number = self.browser.link_number(target.url)
-        if number is not None:
-            return format_tool_call("follow_link", number=number)
-        if not self.called("search", query=target.title):
-            return format_tool_call("search", query=target.title)
-        return format_tool_call("open_page", url=target.url)
+def goal_of(task: Task) -> Goal:
+    """The goal of a WebShop task (its answer), or `TaskFormatError` naming the form."""
+    try:
+        return Goal.from_dict(task.answer)
+    except (KeyError, TypeError, ValueError):
+        raise TaskFormatError(
+            f"task {task.id!r}: a WebShop task's answer must be a goal dict with keys "
+            "category, attributes, options, max_price_cents and target (as in "
+            f"env.unwrapped.task.answer after a reset), got {task.answer!r:.200}"
+        ) from None
+
+
+# --- tools ---------------------------------------------------------------------------------------
+
+
+def shop_tools(browser: Browser, env: TextEnv) -> list[Tool]:
+    """The shop's tools beyond browsing, bound to this episode's browser and task: a call
+    abandoned at its time limit that ends later acts on its own episode's session, never on
+    the next episode's cart."""
+    judge, task = env.judge, env.task
+    assert isinstance(judge, WebShopJudge) and task is not None  # a WebShop episode started
+    return [
+        Tool(
+            "add_to_cart",
+            "Add a product to the cart, with a value for each of its options "
+            '(e.g. {"color": "navy", "size": "m"}).',
+            object_schema(
+                {
+                    "product_id": {"type": "string", "description": "e.g. P00123"},
+                    "options": {"type": "object", "additionalProperties": {"type": "string"}},
+                }
+            ),
+            functools.partial(add_to_cart, browser),
+        ),
+        Tool(
+            "remove_from_cart",
+            "Remove a product from the cart.",
+            object_schema({"product_id": {"type": "string"}}),
+            functools.partial(remove_from_cart, browser),
+        ),
+        Tool(
+            "buy",
+            "Buy what is in the cart (exactly one item). Ends the episode.",
+            object_schema({}),
+            functools.partial(buy, browser, judge, task),
+        ),
+    ]
+
+
+def add_to_cart(browser: Browser, product_id: str, options: dict[str, str]) -> str:
+    form = {"product_id": product_id.strip()}
+    for kind, value in options.items():
+        form[f"option.{kind.strip().lower()}"] = str(value).strip()
+    return browser.show(browser.visit("/cart/add", form))
+
+
+def remove_from_cart(browser: Browser, product_id: str) -> str:
+    return browser.show(browser.visit("/cart/remove", {"product_id": product_id}))
+
+
+def buy(browser: Browser, judge: WebShopJudge, task: Task) -> Outcome:
+    cart = browser.get_json("/api/cart")
+    if len(cart) != 1:
+        raise ToolError(
+            f"the cart holds {len(cart)} items; buy exactly one (remove the others first)"
+            if cart
+            else "the cart is empty; add the product you choose with add_to_cart first"
+        )
+    browser.visit("/checkout", {})
+    order = browser.get_json("/api/orders")[-1]
+    return judge.grade(order["lines"][0], task)
+
+
+# --- the oracle ----------------------------------------------------------------------------------
+
+
+def shortest_purchase(site: ToolUse, env: TextEnv) -> str:
+    """The next step of a shortest purchase of the goal's target from the current state: clear
+    wrong cart items, reach the target's page (search its title, follow the link), add it with
+    the goal's options, buy."""
+    assert isinstance(site, WebSite) and site.browser is not None and env.task is not None
+    judge = env.judge
+    assert isinstance(judge, WebShopJudge)
+    goal = goal_of(env.task)
+    target = judge.catalog.by_id[goal.target]
+    browser = site.browser
+    cart = browser.get_json("/api/cart")
+    wanted = {"product_id": target.id, "options": dict(sorted(goal.options.items()))}
+    wrong = [line for line in cart if _cart_key(line) != wanted]
+    if wrong or len(cart) > 1:
+        return format_tool_call("remove_from_cart", product_id=(wrong or cart)[0]["product_id"])
+    if cart:
+        return format_tool_call("buy")
+    page = browser.page
+    if page is not None and page.url == target.url:
+        return format_tool_call("add_to_cart", product_id=target.id, options=dict(goal.options))
+    number = browser.link_number(target.url)
+    if number is not None:
+        return format_tool_call("follow_link", number=number)
+    if not site.called("search", query=target.title):
+        return format_tool_call("search", query=target.title)
+    return format_tool_call("open_page", url=target.url)
 
 
 def _cart_key(line: dict[str, Any]) -> dict[str, Any]:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from typing import Unpack
 
 import numpy as np
 
+from rlvr.envs.core import TextEnv
+from rlvr.envs.judge import TaskJudge
 from rlvr.envs.replies import last_answer_line, last_tagged
 from rlvr.envs.tasks import Problem
+from rlvr.envs.tools.env import ToolUse
 from rlvr.envs.tools.parsing import format_tool_call
-from rlvr.envs.web.base import WebEnv
+from rlvr.envs.web.base import WebOptions, WebSite, web_env_parts
 from rlvr.envs.web.wiki import (
     DEFAULT_SIZE,
     Wiki,
@@ -28,7 +31,7 @@ FINAL_INSTRUCTIONS = (
 )
 
 
-class WikiQAEnv(WebEnv):
+class WikiQAEnv(TextEnv):
     """Answer a question whose facts sit on different pages of a generated encyclopedia.
 
     ## Description
@@ -73,51 +76,41 @@ class WikiQAEnv(WebEnv):
         *,
         site_seed: int = 0,
         site_size: int = DEFAULT_SIZE,
-        split: str = "train",
-        difficulty: int | Sequence[int] = (1, 2, 3),
-        seed: int = 0,
-        server_url: str | None = None,
-        max_page_chars: int = 3000,
-        tool_timeout: float = 10.0,
         render_mode: str | None = None,
+        **options: Unpack[WebOptions],
     ) -> None:
         self.wiki = load_wiki(site_seed, site_size)
-        super().__init__(
+        tasks, site = web_env_parts(
             WikiApp(self.wiki),
             functools.partial(question_problem, self.wiki),
-            NormalizedMatchVerifier(),
             family="wikiqa",
-            split=split,
-            difficulty=difficulty,
-            seed=seed,
-            server_url=server_url,
-            max_page_chars=max_page_chars,
             final_instructions=FINAL_INSTRUCTIONS,
-            tool_timeout=tool_timeout,
-            render_mode=render_mode,
+            oracle=functools.partial(reading_path, self.wiki),
+            **options,
         )
+        super().__init__(TaskJudge(tasks, NormalizedMatchVerifier()), site, render_mode=render_mode)
 
-    def oracle_reply(self) -> str:
-        """The next step of the shortest reading path: search the first article, follow the
-        links from article to article, then answer on the last one."""
-        task = self.inner.task
-        if task is None:
-            raise RuntimeError("call reset() before oracle_reply()")
-        if not task.metadata.get("pages"):  # a pinned task of the user's: no path to replay
-            return f"Answer: {task.answer}"
-        urls = [self.wiki.by_slug[slug].url for slug in task.metadata["pages"]]
-        page = self.browser.page
-        here = urls.index(page.url) if page is not None and page.url in urls else -1
-        if here == len(urls) - 1:
-            return f"I found it on the page.\nAnswer: {task.answer}"
-        for position in range(len(urls) - 1, here, -1):  # the furthest page linked from here
-            number = self.browser.link_number(urls[position])
-            if number is not None:
-                return format_tool_call("follow_link", number=number)
-        first = self.wiki.by_slug[task.metadata["pages"][0]].title
-        if not self.called("search", query=first):
-            return format_tool_call("search", query=first)
-        return format_tool_call("open_page", url=urls[0])
+
+def reading_path(wiki: Wiki, site: ToolUse, env: TextEnv) -> str:
+    """The next step of the shortest reading path: search the first article, follow the links
+    from article to article, then answer on the last one."""
+    task = env.task
+    assert isinstance(site, WebSite) and site.browser is not None and task is not None
+    if not task.metadata.get("pages"):  # a pinned task of the user's: no path to replay
+        return f"Answer: {task.answer}"
+    urls = [wiki.by_slug[slug].url for slug in task.metadata["pages"]]
+    page = site.browser.page
+    here = urls.index(page.url) if page is not None and page.url in urls else -1
+    if here == len(urls) - 1:
+        return f"I found it on the page.\nAnswer: {task.answer}"
+    for position in range(len(urls) - 1, here, -1):  # the furthest page linked from here
+        number = site.browser.link_number(urls[position])
+        if number is not None:
+            return format_tool_call("follow_link", number=number)
+    first = wiki.by_slug[task.metadata["pages"][0]].title
+    if not site.called("search", query=first):
+        return format_tool_call("search", query=first)
+    return format_tool_call("open_page", url=urls[0])
 
 
 class NormalizedMatchVerifier:

@@ -7,6 +7,7 @@ import json
 import math
 import re
 
+import gymnasium as gym
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -464,10 +465,13 @@ def test_held_out_split_is_used_for_evaluation():
     assert spec.eval_kwargs == {"difficulty": 1, "split": "test"}
     custom = EnvSpec("x/Y-v0", kwargs={"a": 1}, heldout_kwargs={"b": 2})
     assert custom.eval_kwargs == {"b": 2}
-    # A wrapper env passes the split on to the env it wraps.
+    # A wrapper env takes split= too and passes it on to the env it wraps.
     wrapper = EnvSpec("rlvr/MathSelfCorrect-v0", kwargs={"env_kwargs": {"difficulty": 1}})
-    assert wrapper.eval_kwargs == {"env_kwargs": {"difficulty": 1, "split": "test"}}
+    assert wrapper.eval_kwargs == {"env_kwargs": {"difficulty": 1}, "split": "test"}
     check_env_specs([wrapper])
+    heldout = gym.make(wrapper.id, **wrapper.eval_kwargs)
+    assert heldout.unwrapped.judge.tasks.split == "test"
+    heldout.close()
 
 
 @pytest.mark.parametrize(

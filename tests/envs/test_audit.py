@@ -9,13 +9,15 @@ import pytest
 
 from rlvr.cli import main
 from rlvr.envs.audit import Rate, load_rates, record_rates, run_audit, wilson_interval
-from rlvr.envs.audit.code import off_by_one_mutants
+from rlvr.envs.audit.code import MUTANT, PERTURBED, off_by_one_mutants, parse_verdicts
 from rlvr.envs.audit.rates import RATES_FILE
 from rlvr.envs.code import load_humaneval
-from rlvr.envs.errors import DatasetError
+from rlvr.envs.errors import DatasetError, EnvConfigError
 from rlvr.leaderboards.audited import audit_lines
+from rlvr.sandboxes import ExecResult, ProgramStatus, get_executor
 from rlvr.verifiers.math import literals
 from tests.conftest import require_extra
+from tests.sandboxes.conftest import require_local_sandbox
 
 AUDITED = ("rlvr/Math-v0", "rlvr/Code-v0", "rlvr/SQL-v0")
 
@@ -118,3 +120,78 @@ def test_record_rates_replaces_the_same_dataset_and_keeps_others(tmp_path):
     record_rates(first, "rlvr audit rlvr/SQL-v0 --dataset procedural --n 2", rates)
     record_rates(first, "rlvr audit rlvr/SQL-v0 --dataset procedural --n 2", rates)
     assert len(load_rates(rates)["rlvr/SQL-v0"]) == 1
+
+
+def humaneval_file(path, test: str):
+    row = {
+        "task_id": "Demo/0",
+        "prompt": "def double(x):\n",
+        "canonical_solution": "    return 2 * x\n",
+        "test": test,
+        "entry_point": "double",
+    }
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_datasets_code_runs_in_the_sandbox_without_our_files_or_environment(
+    tmp_path, monkeypatch
+):
+    # Any dataset can be audited, so its reference and tests are untrusted: the differential
+    # check must not let them see our environment variables or write our files.
+    require_local_sandbox()
+    monkeypatch.setenv("RLVR_AUDIT_CANARY", "host secret")
+    leak = tmp_path / "leaked.txt"
+    test = (
+        "def check(candidate):\n"
+        "    import os\n"
+        "    try:\n"
+        f"        with open({str(leak)!r}, 'w') as handle:\n"
+        "            handle.write(os.environ.get('RLVR_AUDIT_CANARY', 'no canary'))\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "    print('{\"verdicts\": []}')  # prints do not reach the verdicts' channel\n"
+        "    assert candidate(3) == 6\n"
+    )
+    report = run_audit("rlvr/Code-v0", str(humaneval_file(tmp_path / "demo.jsonl", test)))
+    assert not leak.exists()
+    assert report.infra_errors == 0 and report.skipped == {}
+    assert report.styles[(PERTURBED, False)].judged == 1  # the check ran, and told it apart
+    assert report.false_negatives.errors == 0 and report.false_positives.errors == 0
+
+
+@pytest.mark.parametrize(
+    ("status", "stdout", "verdicts"),
+    [
+        (ProgramStatus.FINISHED, b'{"verdicts": ["differs", "same"]}', ["differs", "same"]),
+        (ProgramStatus.FAILED, b'{"verdicts": ["differs", "same"]}', ["error"] * 2),
+        (ProgramStatus.FINISHED, b'{"verdicts": ["differs"]}', ["error"] * 2),
+        (ProgramStatus.FINISHED, b'{"verdicts": ["differs", "correct"]}', ["error"] * 2),
+        (ProgramStatus.FINISHED, b'{"verdicts": ["differs", ["same"]]}', ["error"] * 2),
+        (ProgramStatus.FINISHED, b'["differs", "same"]', ["error"] * 2),
+        (ProgramStatus.FINISHED, b"[" * 100_000, ["error"] * 2),
+        (ProgramStatus.FINISHED, b'{"verdicts": ["differs", "same"]}\xff', ["error"] * 2),
+    ],
+)  # fmt: skip
+def test_only_one_known_verdict_per_candidate_is_read_from_the_sandbox(status, stdout, verdicts):
+    assert parse_verdicts(ExecResult(status=status, stdout=stdout), 2) == verdicts
+
+
+def test_a_broken_sandbox_makes_the_wrong_probes_infra_errors_never_rejections():
+    require_extra("docker", "docker")
+    with get_executor("docker", workers=1, shared=False, base_url="unix:///nonexistent.sock") as ex:
+        report = run_audit("rlvr/Code-v0", "builtin", n=1, env_options={"executor": ex})
+    assert report.skipped == {}  # no wrong answer dropped as "the tests cannot tell it apart"
+    assert report.false_negatives.total == 0 and report.false_positives.total == 0
+    for style in (PERTURBED, MUTANT):
+        result = report.styles[(style, False)]
+        assert result.infra == 1 and result.judged == 0
+        (why,) = [d.details for d in result.disagreements]
+        assert why.startswith("differential check: sandbox error") and "nonexistent.sock" in why
+    assert report.infra_errors == len(report.styles)  # the right probes' steps fail as well
+    assert "infrastructure errors (not counted): " in report.table()
+
+
+def test_env_options_cannot_replace_the_dataset():
+    with pytest.raises(EnvConfigError, match="env_options cannot set split"):
+        run_audit("rlvr/Code-v0", "builtin", n=1, env_options={"split": "train"})

@@ -78,10 +78,16 @@ def test_no_reply_makes_a_math_episode_an_infrastructure_error():
     assert flagged == []
 
 
-def test_a_pool_whose_workers_die_on_everything_is_still_an_infrastructure_error(monkeypatch):
+def pool_whose_workers_die(monkeypatch) -> WorkerPool:
+    """A math worker pool whose workers start, then die on every check; made the shared pool."""
     dies = "import sys\nprint('{\"ready\": true}', flush=True)\nsys.stdin.readline()\nsys.exit(3)"
     broken = WorkerPool(1, command=(sys.executable, "-c", dies), canary_timeout=5)
     monkeypatch.setattr(pool_module, "get_pool", lambda: broken)
+    return broken
+
+
+def test_a_pool_whose_workers_die_on_everything_is_still_an_infrastructure_error(monkeypatch):
+    broken = pool_whose_workers_die(monkeypatch)
     try:
         steps = play("rlvr/Math-v0", "\\boxed{\\sqrt{3}}", TASKS[0])
     finally:

@@ -244,7 +244,7 @@ def test_code_feedback_cannot_be_probed_to_hard_code_the_hidden_tests(entry_poin
 
     require_service("the local sandbox", local_available()[0])
     env = gym.make("rlvr/CodeSelfCorrect-v0")
-    index = next(i for i, t in enumerate(env.unwrapped.inner.tasks) if entry_point in t.id)
+    index = next(i for i, t in enumerate(env.unwrapped.judge.tasks) if entry_point in t.id)
     env.reset(seed=0, options={"task_index": index})
     seen_false: list[str] = []  # inputs shown as failing tests, as the feedback writes them
     reward, terminated = 0.0, False

@@ -11,11 +11,13 @@ from rlvr.envs import (
     EnvConfigError,
     ResetNeeded,
     Task,
+    TextEnv,
     Verdict,
     VerifiableEnv,
     check_env,
     register_task_env,
 )
+from rlvr.envs.judge import TaskJudge
 from tests.envs.toy_envs import CAPITALS, GuessNumberEnv, exact_match
 
 SYSTEM = "Answer with the city name only."
@@ -224,9 +226,9 @@ def test_check_env_catches_a_wrong_oracle():
 def test_check_env_catches_nondeterminism():
     import random
 
-    class Unseeded(VerifiableEnv):
-        def choose_task(self, options):
+    class Unseeded(TaskJudge):
+        def pose(self, rng, options):
             return self.tasks[random.randrange(len(self.tasks))]  # global RNG: a bug
 
     with pytest.raises(EnvCheckError, match="same seed"):
-        check_env(Unseeded(CAPITALS, exact_match), seeds=(0, 1, 2, 3))
+        check_env(TextEnv(Unseeded(CAPITALS, exact_match)), seeds=(0, 1, 2, 3))

@@ -30,7 +30,7 @@ def test_passes_check_env():
 
 @pytest.mark.parametrize("difficulty", [1, 2, 3])
 def test_the_calculator_reproduces_every_gold_answer(difficulty):
-    source = ToolMathEnv(difficulty=difficulty).inner.tasks
+    source = ToolMathEnv(difficulty=difficulty).judge.tasks
     families = set()
     for index in range(60):
         task = source[index]
@@ -41,7 +41,7 @@ def test_the_calculator_reproduces_every_gold_answer(difficulty):
 
 
 def test_sum_of_multiples_gold_matches_brute_force():
-    source = ToolMathEnv(difficulty=3).inner.tasks
+    source = ToolMathEnv(difficulty=3).judge.tasks
     checked = 0
     for index in range(40):
         task = source[index]
@@ -55,8 +55,8 @@ def test_sum_of_multiples_gold_matches_brute_force():
 
 
 def test_train_and_test_splits_are_disjoint():
-    train = {ToolMathEnv(split="train").inner.tasks[i].prompt for i in range(300)}
-    test = {ToolMathEnv(split="test").inner.tasks[i].prompt for i in range(300)}
+    train = {ToolMathEnv(split="train").judge.tasks[i].prompt for i in range(300)}
+    test = {ToolMathEnv(split="test").judge.tasks[i].prompt for i in range(300)}
     assert not train & test
 
 
@@ -166,7 +166,7 @@ def python_env():
 
 
 def test_python_tool_runs_code_in_the_sandbox(python_env):
-    names = [tool["function"]["name"] for tool in python_env.unwrapped.toolbox.specs()]
+    names = [tool["function"]["name"] for tool in python_env.unwrapped.interaction.toolbox.specs()]
     assert names == ["calculator", "python"]
     code = "import os\nprint(sum(range(10**6)), os.environ.get('RLVR_TOOL_SECRET'))"
     observation, *_ = python_env.step(format_tool_call("python", code=code))

@@ -296,6 +296,9 @@ class Browser:
     def attribute(self, element: str, name: str) -> str | None:
         return self._session("GET", f"/element/{element}/attribute/{name}")
 
+    def displayed(self, element: str) -> bool:
+        return self._session("GET", f"/element/{element}/displayed")
+
     def click(self, element: str) -> None:
         self._session("POST", f"/element/{element}/click", {})
 

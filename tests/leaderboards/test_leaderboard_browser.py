@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from rlvr.cli import main
+from rlvr.envs.audit import Rate, load_rates
 from rlvr.leaderboards import ResultStore, load_suite, run_suite
 from tests.leaderboards.leaderboard_support import (
     ELEMENT_KEY,
@@ -97,6 +98,51 @@ def test_visitor_sees_ranking_sorting_charts_and_traces(site: Path, tmp_path: Pa
         browser.click(link)
         assert browser.current_url.endswith("/traces/1/1-lbtest_Add-v0.html")
         assert browser.text(browser.find("h1")) == "random on lbtest/Add-v0"
+
+
+AUDITED_SUITE = """
+name = "audited"
+description = "an env whose verifier is audited"
+split = "test"
+episodes = 3
+
+[[envs]]
+id = "rlvr/Math-v0"
+"""
+
+
+def test_visitor_sees_each_suites_audited_verifier_error_rate(tmp_path: Path) -> None:
+    audited = tmp_path / "audited.toml"
+    audited.write_text(AUDITED_SUITE)
+    db = tmp_path / "board.sqlite"
+    with ResultStore(db) as store:
+        for suite in (audited, write_toy_suite(tmp_path)):
+            store.add(run_suite(load_suite(suite), "oracle", parallel="serial"))
+    assert main(["leaderboard", "html", str(tmp_path / "site"), "--db", str(db)]) == 0
+    published = load_rates()["rlvr/Math-v0"]
+
+    def shown(browser, suite: str) -> list[str]:
+        items = browser.find_all(f"section#suite-{suite} ul.audit li")
+        assert items and all(browser.displayed(item) for item in items)
+        return [browser.text(item) for item in items]  # rendered text: empty if hidden
+
+    with launch_browser(tmp_path / "profile") as browser:
+        browser.get((tmp_path / "site" / "index.html").as_uri())
+        rates = shown(browser, "audited")
+        assert len(rates) == len(published)
+        for line, audit in zip(rates, published):
+            negatives, positives = (
+                Rate(audit[kind]["errors"], audit[kind]["total"])
+                for kind in ("false_negative", "false_positive")
+            )
+            assert line == (
+                f"rlvr/Math-v0: verifier audit on {audit['dataset']} ({audit['items']} items): "
+                f"false negatives {negatives}, false positives {positives}"
+            )
+        assert shown(browser, "toy") == [
+            "lbtest/Add-v0: verifier not audited",
+            f"{YES_ENV}: verifier not audited",
+        ]
 
 
 HOSTILE = "<script>document.title='pwned';window.pwned=1</script>"

@@ -17,6 +17,7 @@ import pytest
 from rlvr.sandboxes import ExecRequest, Executor, Limits, SandboxClosed, get_executor
 from rlvr.sandboxes.connection import PipeTransport, TransportClosed
 from rlvr.sandboxes.errors import SandboxConfigError
+from rlvr.sandboxes.pool import POOLS
 from rlvr.sandboxes.worker import encode_frame
 from tests.sandboxes.conftest import require_local_sandbox
 
@@ -45,7 +46,8 @@ def worker_pids(executor) -> set[int]:
 
 def test_clients_are_served_round_robin(single):
     # a second handle on the same pool is a second client (as a second environment would be)
-    first, second = single, Executor(single._pool)
+    key = single._handle.key
+    first, second = single, Executor(POOLS.handle(key, lambda: pytest.fail("a new pool")))
     order: list[str] = []
     lock = threading.Lock()
 
@@ -63,6 +65,8 @@ def test_clients_are_served_round_robin(single):
     # a0 was already running when b arrived; afterwards the clients alternate
     assert order.index("b1") < order.index("a3")
     assert order[-3:] == ["a3", "a4", "a5"]
+    second.close()
+    assert not first.closed  # the private pool stays open for its first handle
 
 
 def test_time_spent_queued_never_counts_against_the_limits(single):

@@ -187,7 +187,7 @@ def test_copying_explored_rows_into_the_answer_fails():
     env = gym.make("rlvr/SQLInteractive-v0", difficulty=1, domains=["library"])
     env.reset(seed=5)
     task = env.unwrapped.task
-    rows = env.unwrapped.sql_verifier.run(task.answer, task.metadata["db_id"]).rows
+    rows = env.unwrapped.judge.explore(task.answer, task).rows
     values = ", ".join("(" + ", ".join(repr(v) if v is not None else "NULL" for v in row) + ")"
                        for row in rows)  # fmt: skip
     _, reward, terminated, _, info = env.step(f"<answer>VALUES {values}</answer>")

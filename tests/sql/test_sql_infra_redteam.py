@@ -294,7 +294,7 @@ def test_a_worker_killed_by_us_is_still_an_infra_error(env_id, catalog):
     backend = SQLiteBackend()
     env = make_env(env_id, catalog, backend, timeout_s=5.0)
     env.reset(seed=0)
-    env.unwrapped.sql_verifier.gold_result(GOLD, catalog["mini"])  # a worker in the pool
+    env.unwrapped.judge.sql_verifier.gold_result(GOLD, catalog["mini"])  # a worker in the pool
     thread = _signal_worker_soon(backend, signal.SIGKILL)
     _, reward, terminated, _, info = env.step(reply(env_id, SLOW, explore=True))
     thread.join()
@@ -356,7 +356,7 @@ def test_an_unreadable_database_file_is_still_an_infra_error(tmp_path):
     backend.close()
 
 
-# --- the rules, without result codes (Python 3.10) -----------------------------------------------
+# --- the rules, without result codes (errors the sqlite3 module raises itself) ---------------
 
 
 def _error_of(connection: sqlite3.Connection, sql: str) -> sqlite3.Error:
@@ -366,7 +366,8 @@ def _error_of(connection: sqlite3.Connection, sql: str) -> sqlite3.Error:
 
 
 def test_without_result_codes_a_health_check_decides(tmp_path):
-    """Python 3.10 has no `sqlite_errorcode`: an OperationalError may then be a syntax error or
+    """An error without `sqlite_errorcode` (raised by the sqlite3 module, not SQLite): an
+    OperationalError may then be a syntax error or
     a failing disk, and the database's health decides; the message never does."""
     healthy = SQLiteFile("healthy", _database_with_rows(tmp_path / "healthy.sqlite").path)
     broken_path = tmp_path / "broken.sqlite"

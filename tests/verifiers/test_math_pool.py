@@ -145,16 +145,18 @@ FAKE_WORKER = textwrap.dedent(
         print(json.dumps({"results": [["equal", ""] for _ in request["answers"]]}), flush=True)
     """
 )
-# Says it is ready, then closes its input the first time it runs while that file does not exist:
-# found gone when it is handed a check (killed from outside while idle).
+# The first time it runs (while that file does not exist) it closes its input and then says it is
+# ready: found gone when it is handed a check (killed from outside while idle). Closing after
+# saying ready raced the pool: a check sent in between sat unread in the pipe and timed out.
 GONE_WHEN_HANDED_A_CHECK = textwrap.dedent(
     """
     import os, sys, time
-    print('{"ready": true}', flush=True)
     if not os.path.exists(sys.argv[1]):
         open(sys.argv[1], "w").close()
         os.close(0)
+        print('{"ready": true}', flush=True)
         time.sleep(60)
+    print('{"ready": true}', flush=True)
     for line in sys.stdin:
         print('{"results": [["equal", ""]]}', flush=True)
     """
@@ -316,7 +318,7 @@ def test_the_pool_starts_lazily():
         "import rlvr, gymnasium as gym\n"
         "from rlvr.verifiers.math import pool\n"
         "env = gym.make('rlvr/Math-v0')\n"
-        "print(pool._pool is None, 'sympy' in __import__('sys').modules)\n"
+        "print(pool.running_pool() is None, 'sympy' in __import__('sys').modules)\n"
     )
     output = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True

@@ -143,6 +143,9 @@ class UnitTestVerifier:
         )
 
     def judge(self, code: str, tests: CodeTests, result: ExecResult) -> Verdict:
+        status = result.status
+        if status is None:  # the sandbox failed: nothing to judge
+            return Verdict.error(f"sandbox error: {result.error}")
         output = _tail(result.stderr_text, FEEDBACK_OUTPUT)
         report = _report(result)
         if report is None:
@@ -150,14 +153,15 @@ class UnitTestVerifier:
                 ProgramStatus.TIMEOUT: f"ran out of time ({self.config.timeout:g}s)",
                 ProgramStatus.OOM: "ran out of memory",
                 ProgramStatus.OUTPUT_LIMIT: "wrote too much output",
-            }.get(result.status, f"stopped the test harness ({result.describe()})")
-            return self._verdict(code, 0, tests.count, f"The submission {why}.", output, result)
+            }.get(status, f"stopped the test harness ({result.describe()})")
+            return self._verdict(code, 0, tests.count, f"The submission {why}.", output, status)
         if report.get("load_error"):
             text = f"The code failed to load: {report['load_error']}"
-            return self._verdict(code, 0, tests.count, text, output, result)
+            return self._verdict(code, 0, tests.count, text, output, status)
         if report.get("tests_broken"):  # the task's fault: no score either way
             broken = _text(report["tests_broken"])
             return Verdict.error(f"the task's test code cannot run in the sandbox: {broken}")
+        passed: int
         if tests.cases:
             reveal = self.config.reveal_expected
             outcomes = [
@@ -170,7 +174,8 @@ class UnitTestVerifier:
             ]
             passed = sum(ok for ok, _ in outcomes)
         else:
-            ran = report.get("tests") if isinstance(report.get("tests"), list) else []
+            reported = report.get("tests")
+            ran = reported if isinstance(reported, list) else []
             passed = sum(1 for test in ran if _ok(test))
             failures = [
                 _test_failure(test, tests.entry_point, self.config.reveal_expected)
@@ -181,13 +186,13 @@ class UnitTestVerifier:
         summary = f"Passed {passed}/{tests.count} tests."
         if failures:
             summary += f" First failure: {failures[0]}"
-        return self._verdict(code, passed, tests.count, summary, output, result)
+        return self._verdict(code, passed, tests.count, summary, output, status)
 
     def _verdict(
-        self, code: str, passed: int, total: int, summary: str, output: str, result: ExecResult
+        self, code: str, passed: int, total: int, summary: str, output: str, status: ProgramStatus
     ) -> Verdict:
         details = summary + (f"\nOutput of your code:\n{output}" if output else "")
-        data = {"passed": passed, "total": total, "program_status": result.status.value}
+        data = {"passed": passed, "total": total, "program_status": status.value}
         if passed == total and total > 0:
             return Verdict.correct(extracted=code, details=details, **data)
         score = passed / total if self.config.scoring == "fraction" and total else 0.0
@@ -220,7 +225,7 @@ def _judge_case(case: CallCase, reply: Any, reveal: bool) -> tuple[bool, str]:
     if "crash" in reply:
         return False, f"crashed ({_text(reply['crash'])})"
     if "error" in reply:
-        names = reply.get("names")
+        names = reply.get("names", [])
         if case.raises is not None and builtin_exception_class(names) and case.raises in names:
             return True, ""
         return False, f"raised {_text(reply['error'])}: {_text(reply.get('message', ''))}"

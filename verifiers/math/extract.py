@@ -161,7 +161,7 @@ def matching_braces(text: str) -> dict[int, int]:
 
 def find_tagged(text: str, open_tag: str, close_tag: str) -> list[str]:
     """Contents of every closed `open_tag ... close_tag` pair (an unclosed tag is ignored)."""
-    contents = []
+    contents: list[str] = []
     position = 0
     while True:
         start = text.find(open_tag, position)

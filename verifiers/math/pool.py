@@ -20,7 +20,6 @@ gets a pool of its own.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
@@ -31,6 +30,7 @@ import threading
 import time
 from typing import Any
 
+from rlvr._shared import SharedResources
 from rlvr.verifiers.errors import VerifierConfigError, VerifierError
 
 WORKER_COMMAND = (sys.executable, "-m", "rlvr.verifiers.math.worker")
@@ -305,35 +305,23 @@ class WorkerPool:
             self._condition.notify()
 
 
-_pool: WorkerPool | None = None
-_pool_lock = threading.Lock()
+# One pool per process, made at first use and held until `shutdown_pool` or exit; a forked child
+# lets go of its parent's workers (closing only its copies of their pipes) and makes its own.
+POOLS: SharedResources[WorkerPool] = SharedResources(
+    "math worker pool", WorkerPool.close, abandon=WorkerPool.abandon
+)
 
 
 def get_pool() -> WorkerPool:
     """The process-wide pool, created on first use and closed at interpreter exit."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = WorkerPool()
-            atexit.register(_pool.close)
-        return _pool
+    return POOLS.get("math", WorkerPool)
+
+
+def running_pool() -> WorkerPool | None:
+    """The process-wide pool if one was made (and not shut down) in this process."""
+    return POOLS.current().get("math")
 
 
 def shutdown_pool() -> None:
     """Kill the process-wide pool's workers now (a later check starts a new pool)."""
-    global _pool
-    with _pool_lock:
-        pool, _pool = _pool, None
-    if pool is not None:
-        pool.close()
-
-
-def _forget_pool_after_fork() -> None:
-    global _pool, _pool_lock
-    _pool_lock = threading.Lock()
-    if _pool is not None:
-        _pool.abandon()
-        _pool = None
-
-
-os.register_at_fork(after_in_child=_forget_pool_after_fork)
+    POOLS.discard("math")

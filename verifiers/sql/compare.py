@@ -14,6 +14,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from rlvr.verifiers.sql.results import Cell, QueryResult
 
@@ -92,7 +93,7 @@ def cells_equal(a: Cell, b: Cell, tolerance: Tolerance) -> bool:
     return a == b
 
 
-def _is_number(value: Cell) -> bool:
+def _is_number(value: Cell) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

@@ -383,7 +383,9 @@ def _reconcile_keys(tables: list[Table]) -> tuple[Table, ...]:
                 continue
             target_table = by_name.get(column.references[0].lower())
             target = _column_named(target_table, column.references[1]) if target_table else None
-            if target is None or {column.type, target.type} != {"TEXT", "INTEGER"}:
+            if target_table is None or target is None:
+                continue
+            if {column.type, target.type} != {"TEXT", "INTEGER"}:
                 continue
             text_table, text_column = (
                 (table, column) if column.type == "TEXT" else (target_table, target)

@@ -42,7 +42,8 @@ def fenced_blocks(reply: str) -> list[tuple[str, str]]:
         newline = reply.find("\n", start + 3)
         if newline < 0:
             break
-        language = _LANGUAGE.match(reply, start + 3, newline).group(1).lower()
+        match = _LANGUAGE.match(reply, start + 3, newline)  # matches any text
+        language = match.group(1).lower() if match else ""
         end = reply.find("```", newline + 1)
         if end < 0:
             blocks.append((language, reply[newline + 1 :]))

@@ -128,12 +128,12 @@ def check_query(sql: str, dialect: str = "sqlite") -> CheckedQuery:
     return CheckedQuery(text=text, dialect=dialect, expression=root)
 
 
-def has_top_level_order(expression: exp.Expression) -> bool:
+def has_top_level_order(expression: exp.Expr) -> bool:
     inner = expression.unnest() if isinstance(expression, exp.Subquery) else expression
     return bool(expression.args.get("order") or inner.args.get("order"))
 
 
-def _parse(text: str, dialect: str) -> list[exp.Expression]:
+def _parse(text: str, dialect: str) -> list[exp.Expr]:
     try:
         parsed = sqlglot.parse(text, read=dialect)
     except sqlglot.errors.SqlglotError as exc:
@@ -146,7 +146,7 @@ def _parse(text: str, dialect: str) -> list[exp.Expression]:
     return [statement for statement in parsed if statement is not None]
 
 
-def _check_node(node: exp.Expression) -> None:
+def _check_node(node: exp.Expr) -> None:
     if isinstance(node, _FORBIDDEN_NODES):
         raise UnsafeQuery(f"{_describe(node)} is not allowed in a read-only query")
     if isinstance(node, exp.Select):
@@ -180,7 +180,7 @@ def function_name(node: exp.Func) -> str:
     return node.sql_name().lower()
 
 
-def _describe(node: exp.Expression) -> str:
+def _describe(node: exp.Expr) -> str:
     if isinstance(node, exp.Command):
         return f"the {str(node.this).upper()} command"
     if isinstance(node, exp.Column):

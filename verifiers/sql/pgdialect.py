@@ -122,7 +122,7 @@ def write_postgres(query: CheckedQuery, names: SchemaNames) -> str:
 
 
 def _translate(query: CheckedQuery, names: SchemaNames) -> str:
-    tree = query.expression.copy()
+    tree: exp.Expr = query.expression.copy()
     if query.dialect == "sqlite":
         tree = _as_sqlite_means(tree, names, query.text)
     return _gate(tree).sql(dialect="postgres")
@@ -131,7 +131,7 @@ def _translate(query: CheckedQuery, names: SchemaNames) -> str:
 # --- the gate -------------------------------------------------------------------------------------
 
 
-def _gate(tree: exp.Expression) -> exp.Expression:
+def _gate(tree: exp.Expr) -> exp.Expr:
     for node in list(tree.walk()):
         if isinstance(node, exp.Anonymous) and function_name(node) not in _SAFE_FUNCTIONS:
             raise QueryRefused(
@@ -150,7 +150,7 @@ def _gate(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def _trim_as_regexp(node: exp.Trim) -> exp.Expression:
+def _trim_as_regexp(node: exp.Trim) -> exp.Expr:
     """TRIM(x, chars) as regexp_replace: the same result, and interruptible."""
     chars = node.args["expression"]
     literal = isinstance(chars, exp.Literal) and chars.is_string
@@ -174,7 +174,7 @@ def _trim_as_regexp(node: exp.Trim) -> exp.Expression:
 # --- SQLite's meaning -----------------------------------------------------------------------------
 
 
-def _as_sqlite_means(tree: exp.Expression, names: SchemaNames, text: str) -> exp.Expression:
+def _as_sqlite_means(tree: exp.Expr, names: SchemaNames, text: str) -> exp.Expr:
     aliases = _output_names(tree)
     for column in list(tree.find_all(exp.Column)):
         _double_quoted_string(column, names, aliases, text)
@@ -205,7 +205,7 @@ def _as_sqlite_means(tree: exp.Expression, names: SchemaNames, text: str) -> exp
     return tree
 
 
-def _compare_as_text(node: exp.Expression, names: SchemaNames, aliases: set[str]) -> None:
+def _compare_as_text(node: exp.Expr, names: SchemaNames, aliases: set[str]) -> None:
     """`year = 2014` on a TEXT column compares text in SQLite (the literal takes the column's
     affinity), and fails on PostgreSQL: write the number as text, as SQLite reads it."""
     operands = [node.this, *(node.expressions if isinstance(node, exp.In) else [])]
@@ -262,7 +262,7 @@ def _bare_columns_as_min(select: exp.Select, aliases: set[str]) -> None:
             node.replace(exp.Min(this=node.copy()))
 
 
-def _numbers_as_conditions(node: exp.Expression, names: SchemaNames, aliases: set[str]) -> None:
+def _numbers_as_conditions(node: exp.Expr, names: SchemaNames, aliases: set[str]) -> None:
     """`WHERE 1`, `WHERE flag AND ...`: SQLite takes a number as true when it is not 0."""
     if isinstance(node, (exp.And, exp.Or)):
         _numbers_as_conditions(node.this, names, aliases)
@@ -282,7 +282,7 @@ def _integer_sum(node: exp.Sum, names: SchemaNames, aliases: set[str]) -> None:
     target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("BIGINT")))
 
 
-def _is_integer(node: exp.Expression | None, names: SchemaNames, aliases: set[str]) -> bool:
+def _is_integer(node: exp.Expr | None, names: SchemaNames, aliases: set[str]) -> bool:
     if isinstance(node, exp.Column):
         return node.name.lower() in names.integer_columns and node.name.lower() not in aliases
     if isinstance(node, exp.Literal):
@@ -304,7 +304,7 @@ def _is_integer(node: exp.Expression | None, names: SchemaNames, aliases: set[st
     return isinstance(node, (exp.Count, exp.Length))
 
 
-def _is_text_column(node: exp.Expression | None, names: SchemaNames, aliases: set[str]) -> bool:
+def _is_text_column(node: exp.Expr | None, names: SchemaNames, aliases: set[str]) -> bool:
     return (
         isinstance(node, exp.Column)
         and node.name.lower() in names.text_columns
@@ -312,7 +312,7 @@ def _is_text_column(node: exp.Expression | None, names: SchemaNames, aliases: se
     )
 
 
-def _output_names(tree: exp.Expression) -> set[str]:
+def _output_names(tree: exp.Expr) -> set[str]:
     """Lower-case names a query defines itself: column aliases, CTE and derived-table columns."""
     found = {alias.alias.lower() for alias in tree.find_all(exp.Alias) if alias.alias}
     for table_alias in tree.find_all(exp.TableAlias):
@@ -348,7 +348,7 @@ def _orders_a_set(column: exp.Column) -> bool:
     return order is not None and isinstance(order.parent, exp.SetOperation)
 
 
-def _rewrite(node: exp.Expression) -> exp.Expression | None:
+def _rewrite(node: exp.Expr) -> exp.Expr | None:
     if isinstance(node, exp.Like) and not isinstance(node.parent, exp.Escape):
         like = _ilike(node, exp.Literal.string(""))
         return exp.Not(this=like) if node.args.get("negate") else like
@@ -388,31 +388,33 @@ def _rewrite(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
-def _numeric_cast(node: exp.Expression) -> bool:
+def _numeric_cast(node: exp.Expr) -> bool:
     return isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.DECIMAL)
 
 
-def _is_negative_literal(node: exp.Expression | None) -> bool:
+def _is_negative_literal(node: exp.Expr | None) -> bool:
     return isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and node.this.is_number
 
 
-def _integer_strftime_operands(node: exp.Expression) -> None:
+def _integer_strftime_operands(node: exp.Expr) -> None:
     """`strftime('%Y', 'now') - strftime('%Y', born)`: SQLite does arithmetic on the digits
     strftime writes; PostgreSQL has no `text - text`. Single numeric fields become integers."""
     for key in ("this", "expression"):
         operand = node.args.get(key)
-        layout = operand.args.get("format") if isinstance(operand, exp.TimeToStr) else None
+        if not isinstance(operand, exp.TimeToStr):
+            continue
+        layout = operand.args.get("format")
         if isinstance(layout, exp.Literal) and layout.this in _INTEGER_FIELDS:
             node.set(key, exp.Cast(this=operand.copy(), to=exp.DataType.build("BIGINT")))
 
 
-def _ilike(like: exp.Like, escape: exp.Expression) -> exp.Expression:
+def _ilike(like: exp.Like, escape: exp.Expr) -> exp.Expr:
     subject = exp.Cast(this=like.this.copy(), to=_TEXT.copy())
     ilike = exp.ILike(this=subject, expression=like.expression.copy())
     return exp.Escape(this=ilike, expression=escape.copy())
 
 
-def _glob(node: exp.Glob) -> exp.Expression | None:
+def _glob(node: exp.Glob) -> exp.Expr | None:
     pattern = node.expression
     if not (isinstance(pattern, exp.Literal) and pattern.is_string):
         return None
@@ -440,7 +442,7 @@ def _glob(node: exp.Glob) -> exp.Expression | None:
     )
 
 
-def _truncating_cast(node: exp.Cast) -> exp.Expression | None:
+def _truncating_cast(node: exp.Cast) -> exp.Expr | None:
     operand = node.this
     if isinstance(operand, exp.Literal) and not operand.is_string and "." not in operand.this:
         return exp.Cast(this=operand.copy(), to=exp.DataType.build("BIGINT"))
@@ -449,7 +451,7 @@ def _truncating_cast(node: exp.Cast) -> exp.Expression | None:
     return exp.Cast(this=truncated, to=exp.DataType.build("BIGINT"))
 
 
-def _sqlite_function(node: exp.Anonymous) -> exp.Expression | None:
+def _sqlite_function(node: exp.Anonymous) -> exp.Expr | None:
     name = function_name(node)
     args = node.expressions
     if name == "total" and len(args) == 1 and not isinstance(node.parent, exp.Window):
@@ -468,10 +470,10 @@ def _sqlite_function(node: exp.Anonymous) -> exp.Expression | None:
     return None
 
 
-def _moment(value: exp.Expression, modifiers: list[exp.Expression]) -> exp.Expression | None:
+def _moment(value: exp.Expr, modifiers: list[exp.Expr]) -> exp.Expr | None:
     """A TIMESTAMP expression for SQLite's time value and literal modifiers, or None."""
     if isinstance(value, exp.Literal) and value.is_string and value.this.lower() == "now":
-        moment: exp.Expression = exp.Cast(this=exp.CurrentTimestamp(), to=_TIMESTAMP.copy())
+        moment: exp.Expr = exp.Cast(this=exp.CurrentTimestamp(), to=_TIMESTAMP.copy())
     else:
         moment = exp.Cast(this=exp.Cast(this=value.copy(), to=_TEXT.copy()), to=_TIMESTAMP.copy())
     for modifier in modifiers:

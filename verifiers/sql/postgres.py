@@ -41,6 +41,7 @@ import time
 import weakref
 from typing import Any
 
+from rlvr._shared import Owner
 from rlvr.verifiers.sql.backend import Limits
 from rlvr.verifiers.sql.database import Database, DatabaseSource, quote_identifier
 from rlvr.verifiers.sql.errors import (
@@ -127,7 +128,7 @@ class PostgresBackend:
         self.kill_grace_s = kill_grace_s
         self._reader_host = reader_host
         self._lock = threading.RLock()
-        self._pid = os.getpid()  # connections are never shared with a forked child
+        self._owner = Owner()  # connections are never shared with a forked child
         self._admin: Any = None
         self._reader: dict[str, str] | None = None  # conninfo of the reader role
         self._pool: list[Any] = []
@@ -325,7 +326,7 @@ class PostgresBackend:
                 broken
                 or len(self._pool) >= self.pool_size
                 or self._reader is None
-                or os.getpid() != self._pid
+                or not self._owner.mine
             ):
                 connection.close()
             else:
@@ -333,9 +334,8 @@ class PostgresBackend:
 
     def _forget_if_forked(self) -> None:
         """In a forked child, drop (without closing) the parent's connections and role."""
-        if os.getpid() == self._pid:
+        if not self._owner.claim():
             return
-        self._pid = os.getpid()
         self._pool, self._admin, self._reader = [], None, None
         self._loaded, self._names = {}, {}
         if self._finalizer is not None:
@@ -419,7 +419,7 @@ class PostgresBackend:
                 f"cannot create the read-only role (the admin role needs CREATEROLE): {exc}"
             ) from None
         self._finalizer = weakref.finalize(
-            self, _drop_role, self.dsn, role, self.connect_timeout_s, os.getpid()
+            self, _drop_role, self.dsn, role, self.connect_timeout_s, Owner()
         )
         info = self.psycopg.conninfo.conninfo_to_dict(self.dsn)
         host = self._reader_host or info.get("host") or "127.0.0.1"
@@ -623,9 +623,9 @@ def _revoke_and_drop(psycopg: Any, admin: Any, role: str) -> None:
     admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
 
 
-def _drop_role(dsn: str, role: str, connect_timeout_s: float, owner: int) -> None:
+def _drop_role(dsn: str, role: str, connect_timeout_s: float, owner: Owner) -> None:
     """Drop the reader at close, or when the backend is collected (by the process that made it)."""
-    if os.getpid() != owner:
+    if not owner.mine:
         return
     psycopg = _psycopg()
     try:

@@ -82,7 +82,7 @@ def format_table(
 ) -> str:
     """Rows as a pipe-separated table, at most `max_rows` of them, with a line saying how many
     were left out (`total` is the full row count when `rows` is already cut)."""
-    shown = []
+    shown: list[Sequence[Cell]] = []
     count = 0
     for row in rows:
         count += 1

@@ -42,6 +42,7 @@ import weakref
 from collections import OrderedDict
 from pathlib import Path
 
+from rlvr._shared import Owner
 from rlvr.verifiers.sql import sqlite_worker
 from rlvr.verifiers.sql.backend import Limits
 from rlvr.verifiers.sql.database import Database, DatabaseSource, SQLiteFile, quote_identifier
@@ -78,8 +79,11 @@ class WorkerDied(BackendError):
         self.status = status
 
     @property
-    def crashed(self) -> bool:
-        return self.status is not None and -self.status in _CRASH_SIGNALS
+    def crash_signal(self) -> int | None:
+        """The signal the process brought on itself (a fault, an abort), if that is how it died."""
+        if self.status is not None and -self.status in _CRASH_SIGNALS:
+            return -self.status
+        return None
 
 
 class SQLiteBackend:
@@ -155,9 +159,9 @@ class SQLiteBackend:
         try:
             answer = self._in_worker(database, run)
         except WorkerDied as died:
-            if not died.crashed:  # killed from outside (our timer is handled inside): ours
+            if died.crash_signal is None:  # killed from outside (our timer is handled inside): ours
                 raise
-            crash = f"the query crashed the SQLite engine (signal {-died.status})"
+            crash = f"the query crashed the SQLite engine (signal {died.crash_signal})"
             answer = ("error", "suspect_data", crash)
         if answer[0] == "ok":
             return QueryResult(tuple(answer[1]), tuple(tuple(row) for row in answer[2]))
@@ -265,7 +269,7 @@ class _Worker:
     """One `sqlite_worker.py` process, used by one thread at a time."""
 
     def __init__(self, cache_bytes: int, max_value_bytes: int, memory_bytes: int) -> None:
-        self.owner = os.getpid()
+        self.owner = Owner()  # a forked child must not talk over its parent's pipes, nor kill it
         self.known: set[str] = set()  # databases already sent to this worker
         command = [sys.executable, "-I", "-S", sqlite_worker.__file__, str(os.getpid()),
                    str(cache_bytes), str(max_value_bytes), str(memory_bytes)]  # fmt: skip
@@ -278,8 +282,8 @@ class _Worker:
             raise BackendError(f"cannot start a SQLite worker process: {exc}") from None
 
     def usable(self) -> bool:
-        """Alive, and ours (a forked child must not talk over its parent's pipes)."""
-        return os.getpid() == self.owner and self.process.poll() is None
+        """Alive, and ours (not a forked parent's)."""
+        return self.owner.mine and self.process.poll() is None
 
     def run(self, key: str, image: bytes | Path, sql: str, limits: Limits, grace_s: float):
         """Run one query. Its time limit (plus `grace_s`, then the worker is killed) starts when
@@ -319,9 +323,11 @@ class _Worker:
         raise BackendError("the SQLite worker keeps losing the database")
 
     def _send(self, message: tuple) -> None:
+        stdin = self.process.stdin
+        assert stdin is not None, "started with a pipe"
         try:
-            self.process.stdin.write(sqlite_worker.encode_frame(message))
-            self.process.stdin.flush()
+            stdin.write(sqlite_worker.encode_frame(message))
+            stdin.flush()
         except (OSError, ValueError) as exc:
             raise BackendError(f"the SQLite worker process is gone ({exc})") from None
 
@@ -366,14 +372,15 @@ class _Worker:
             return None
 
     def stop(self) -> None:
-        if os.getpid() != self.owner:
+        if not self.owner.mine:
             return  # our parent's worker: leave it alone
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
         for stream in (self.process.stdin, self.process.stdout):
-            with contextlib.suppress(OSError):
-                stream.close()
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
 
 
 _MESSAGES = ("ok", "error", "need", "started", "healthy", "broken")

@@ -58,7 +58,7 @@ _ENGINE_CODES = frozenset({SQLITE_INTERNAL, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_F
                            SQLITE_CANTOPEN, SQLITE_PROTOCOL, SQLITE_NOLFS})  # fmt: skip
 # Codes that say the stored data is bad: the health check reads every page.
 _DATA_CODES = frozenset({SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_NOTADB})
-# Without a result code (Python 3.10, or an error the sqlite3 module raises itself) the type
+# Without a result code (an error the sqlite3 module raises itself, not SQLite) the type
 # tells a little: these never come from a broken database. OperationalError (syntax errors as
 # well as I/O errors) and plain DatabaseError (corruption) stay undecided.
 _QUERY_ONLY_TYPES = (
@@ -183,7 +183,10 @@ def run_query(
         return columns, rows
     except MemoryError:
         raise Failure("query", "the query ran out of memory") from None
-    except (sqlite3.Error, sqlite3.Warning) as exc:  # Warning: several statements, on 3.10
+    except (
+        sqlite3.Error,
+        sqlite3.Warning,
+    ) as exc:  # Warning: the module refuses several statements
         timed_out = time.monotonic() > deadline
         refused = gate is not None and gate.refused
         raise classify(exc, timed_out=timed_out, refused=refused, timeout_s=timeout_s) from None
@@ -241,7 +244,7 @@ def probe(source: bytes | str, full: bool) -> str | None:
 # --- the worker process -----------------------------------------------------------------------
 
 
-def read_frame(stream) -> object:
+def read_frame(stream) -> tuple:  # frames are tuples on both sides
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
         raise EOFError
@@ -252,7 +255,7 @@ def read_frame(stream) -> object:
     return marshal.loads(payload)
 
 
-def encode_frame(message: object) -> bytes:
+def encode_frame(message: tuple) -> bytes:
     payload = marshal.dumps(message)
     return _HEADER.pack(len(payload)) + payload
 

@@ -33,7 +33,8 @@ def with_order_keys(
         for position, projection in enumerate(tree.expressions)
         if isinstance(projection, exp.Alias) and not starred
     }
-    positions, extra = [], []
+    positions: list[int] = []
+    extra: list[exp.Expr] = []
     for ordered in tree.args["order"].expressions:
         key = ordered.this
         if isinstance(key, exp.Literal) and key.is_int:  # ORDER BY 2

@@ -169,7 +169,7 @@ def test_a_group_of_envs_on_one_task_never_sees_each_others_carts():
     for env in envs:
         env.reset(seed=21)
     goal = envs[0].unwrapped.goal
-    urls = {env.unwrapped.site_url() for env in envs}
+    urls = {env.unwrapped.interaction.site_url() for env in envs}
     assert len(urls) == 1  # one shared server
     catalog = envs[0].unwrapped.catalog
     wrong = next(p for p in catalog.products if p.category != goal.category)
@@ -215,7 +215,7 @@ def test_a_call_abandoned_at_its_time_limit_never_acts_on_the_next_episode():
     add = format_tool_call("add_to_cart", product_id=target.id, options=dict(shop.goal.options))
     env.step(add)
     server = acquire_server(("shop", 0, SIZE), lambda: pytest.fail("the env's server is gone"))
-    stalled = server.sessions.get(shop.browser.token)
+    stalled = server.sessions.get(shop.interaction.browser.token)
     stalled.lock.acquire()  # the site stalls on this episode's requests: buy times out
     try:
         observation, _, terminated, _, info = env.step(format_tool_call("buy"))
@@ -229,7 +229,7 @@ def test_a_call_abandoned_at_its_time_limit_never_acts_on_the_next_episode():
     while any(t.name == "rlvr-tool" for t in threading.enumerate()) and time.monotonic() < deadline:
         time.sleep(0.05)
     # The abandoned buy used to check out through the env's current browser: the new cart.
-    assert len(shop.browser.get_json("/api/cart")) == 1
+    assert len(shop.interaction.browser.get_json("/api/cart")) == 1
     _, reward, terminated, _, _ = env.step(format_tool_call("buy"))
     assert (reward, terminated) == (1.0, True)
     release_server(("shop", 0, SIZE))
@@ -265,7 +265,7 @@ def test_every_episode_starts_with_an_empty_cart():
     env.reset(seed=6)
     goal = env.unwrapped.goal
     env.step(format_tool_call("add_to_cart", product_id=goal.target, options=dict(goal.options)))
-    assert len(env.unwrapped.browser.get_json("/api/cart")) == 1
+    assert len(env.unwrapped.interaction.browser.get_json("/api/cart")) == 1
     env.reset(seed=6)
-    assert env.unwrapped.browser.get_json("/api/cart") == []
+    assert env.unwrapped.interaction.browser.get_json("/api/cart") == []
     env.close()

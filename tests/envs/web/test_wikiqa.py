@@ -29,7 +29,7 @@ def test_registered_env_passes_check_env():
 def test_the_oracle_reads_one_page_per_hop_then_answers(hops):
     env = make(difficulty=hops)
     _, info = env.reset(seed=hops)
-    task = env.unwrapped.inner.task
+    task = env.unwrapped.task
     assert len(task.metadata["pages"]) == hops
     replies = []
     for _ in range(12):
@@ -41,7 +41,7 @@ def test_the_oracle_reads_one_page_per_hop_then_answers(hops):
     # search + follow the first result, then one link per further page, then the answer
     assert len(replies) == 1 + hops + 1
     assert replies[-1].endswith(f"Answer: {task.answer}")
-    visited = [call["name"] for call in env.unwrapped.calls]
+    visited = [call["name"] for call in env.unwrapped.interaction.calls]
     assert visited == ["search"] + ["follow_link"] * hops
     env.close()
 

@@ -1,0 +1,225 @@
+"""`rlvr/ProposerSolver-v0`: one agent poses a math problem, k solver agents answer it."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, ClassVar
+
+from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.multiagent.base import Round, TextAECEnv
+from rlvr.envs.multiagent.parallel import TextParallelEnv
+from rlvr.envs.multiagent.problems import MAX_CHARS, Posed, answer_in_problem, pose, question
+from rlvr.envs.replies import last_tagged
+from rlvr.verifiers.math import MathVerifier
+from rlvr.verifiers.types import Task, Verdict, content_id
+
+PROPOSER = "proposer_0"
+SOLVER_PROMPT = "{question}\nPut your final answer in \\boxed{{}}."
+PROPOSER_PROMPT = (
+    "Pose a math problem for {solvers} solvers, who will each try it once without seeing your "
+    "answer. Your reward is 1 - p, where p is the fraction of solvers who get it right, but "
+    "only when some and not all of them do (a problem everyone solves, or no one solves, earns "
+    "0). The problem must be either an arithmetic expression to evaluate, e.g. "
+    "(3 + 4/5) * 2^3 - 7, or a linear equation in x with exactly one solution, e.g. "
+    "3(x - 2) + 5 = x/2 + 14: whole numbers, x, + - * / ^ (whole exponents 0 to 10), "
+    "parentheses and =, at most {max_chars} characters. Write it as <problem>...</problem> and "
+    "its exact answer (an integer or a fraction in lowest terms, the value of x for an "
+    "equation) as <answer>...</answer>. A problem outside these rules, a wrong answer, or an "
+    "answer written in the problem itself earns 0."
+)
+SOLVER_OPENING = "Another agent is writing a math problem for you; solve it when it arrives."
+
+
+class ProposerSolverEnv(TextAECEnv):
+    """A proposer poses a verifiable math problem; k solvers try it (Absolute-Zero-style reward).
+
+    ## Description
+    Round 1: `proposer_0` writes `<problem>...</problem><answer>...</answer>`. The problem must
+    be in a family we solve exactly ourselves (`rlvr.envs.multiagent.problems`: an arithmetic
+    expression, or a linear equation in x with one solution, in a small grammar evaluated with
+    fractions), so the gold answer is ours, never the proposer's. The problem is well-posed
+    when it parses, `MathVerifier` accepts the proposer's own answer against our gold, and the
+    answer is not written in the problem (a number literal equal to it). Round 2, simultaneous:
+    each of the `solvers` solver agents gets "Evaluate: ..." or "Solve for x: ..." and answers
+    once, judged by `MathVerifier` against our gold. The k solver samples of one problem are
+    k agents acting in the same round (a self-play trainer seats one policy in all of them),
+    which is how the proposer's learnability reward sees a solve rate.
+
+    ## Agents
+    `proposer_0`, then `solver_0` ... `solver_{k-1}` (k = `solvers`).
+
+    ## Action Space
+    `TextSpace` for every agent. The proposer's tags are read from the last `<problem>` and
+    last `<answer>` blocks; a solver's answer from its last `\\boxed{}` (as in `Math-v0`).
+
+    ## Observation Space
+    `TextSpace`. The proposer: the rules. A solver: the question only; it never sees the
+    proposer's reply, its answer, or our gold.
+
+    ## Rewards
+    Solver: 1.0 if its answer equals our gold exactly, else 0.0 (`infos[solver]["verdict"]`).
+    Proposer: with p the solvers' success rate, `1 - p` if 0 < p < 1, else 0 (trivial or
+    impossible), and 0 for a problem that is not well-posed; `infos[proposer_0]["outcome"]` is
+    "learnable", "trivial", "impossible", "unreadable", "outside_family", "wrong_answer" or
+    "answer_in_problem", with `solve_rate`. An ill-posed problem ends the episode after round
+    1 (the solvers never act and get 0). If the verifier fails (our machinery) on a solver's
+    reply, that solver and the proposer get `infra_error`; on the proposer's answer, the
+    proposer does.
+
+    ## Starting State
+    Nothing is drawn: the proposer starts from the rules. No reset options.
+
+    ## Episode End
+    After round 2, or after round 1 when the problem is ill-posed.
+
+    ## Arguments
+    - `solvers`: the number k of solver agents, at least 2 (default 4).
+    - `timeout`: time limit in seconds of one math check (default 5).
+    - `render_mode`, `max_text_length`: as for every `TextAECEnv`.
+
+    ## Version History
+    - v0: initial release: evaluate and solve-linear families, learnability reward.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {**TextAECEnv.metadata, "name": "proposer_solver_v0"}
+
+    def __init__(
+        self,
+        *,
+        solvers: int = 4,
+        timeout: float = 5.0,
+        render_mode: str | None = None,
+        max_text_length: int = 1 << 16,
+    ) -> None:
+        if isinstance(solvers, bool) or not isinstance(solvers, int) or solvers < 2:
+            raise EnvConfigError(
+                "solvers must be an int >= 2 (a solve rate needs several attempts), "
+                f"got {solvers!r}"
+            )
+        try:
+            self.verifier = MathVerifier(timeout=timeout)
+        except ValueError as exc:
+            raise EnvConfigError(str(exc)) from None
+        self.solvers = [f"solver_{i}" for i in range(solvers)]
+        super().__init__(
+            (PROPOSER, *self.solvers), render_mode=render_mode, max_text_length=max_text_length
+        )
+        self.task: Task | None = None
+
+    def _start(self, options: dict[str, Any]) -> dict[str, str]:
+        self.task = None
+        opening = PROPOSER_PROMPT.format(solvers=len(self.solvers), max_chars=MAX_CHARS)
+        return {PROPOSER: opening, **dict.fromkeys(self.solvers, SOLVER_OPENING)}
+
+    def _movers(self) -> list[str]:
+        return [PROPOSER] if self.task is None else list(self.solvers)
+
+    def _play(self, moves: dict[str, str]) -> Round:
+        if self.task is None:
+            return self._propose(moves[PROPOSER])
+        return self._solve(moves)
+
+    # --- round 1: the proposal ------------------------------------------------------------------
+
+    def _propose(self, reply: str) -> Round:
+        problem_text, answer_text = last_tagged(reply, "problem"), last_tagged(reply, "answer")
+        if problem_text is None or answer_text is None:
+            return self._ill_posed("unreadable", "no <problem>...</problem><answer>...</answer>")
+        posed = pose(problem_text)
+        if posed.answer is None:
+            return self._ill_posed("outside_family", posed.problem or "")
+        task = _task(posed)
+        verdict = self.verifier.verify(f"\\boxed{{{answer_text.strip()}}}", task)
+        if verdict.infra_error:
+            return self._ill_posed("infra_error", "our checker failed on your answer", verdict)
+        if not verdict.is_correct:
+            return self._ill_posed(
+                "wrong_answer", "the stated answer is not the problem's", verdict
+            )
+        if answer_in_problem(posed):
+            return self._ill_posed("answer_in_problem", "the answer is written in the problem")
+        self.task_id = task.id
+        self.task = task
+        return Round(
+            messages=dict.fromkeys(self.solvers, task.prompt),
+            verdicts={PROPOSER: verdict},
+            info={PROPOSER: {"problem": posed.text, "family": posed.family}},
+        )
+
+    def _ill_posed(self, outcome: str, why: str, verdict: Verdict | None = None) -> Round:
+        text = f"The episode ends: {why}."
+        return Round(
+            messages={PROPOSER: text},
+            game_over=True,
+            verdicts={} if verdict is None else {PROPOSER: verdict},
+            reward_terms={PROPOSER: {"learnability": 0.0}},
+            infra_error=frozenset({PROPOSER}) if outcome == "infra_error" else frozenset(),
+            info={
+                PROPOSER: {"outcome": outcome},
+                **{solver: {"outcome": "no_problem"} for solver in self.solvers},
+            },
+        )
+
+    # --- round 2: the solvers -------------------------------------------------------------------
+
+    def _solve(self, moves: dict[str, str]) -> Round:
+        assert self.task is not None
+        verdicts = {solver: self.verifier.verify(moves[solver], self.task) for solver in moves}
+        failed = frozenset(s for s, verdict in verdicts.items() if verdict.infra_error)
+        scores = {s: verdict.score or 0.0 for s, verdict in verdicts.items()}
+        solved = sum(1 for s in self.solvers if verdicts[s].is_correct)
+        solve_rate = solved / len(self.solvers)
+        outcome, learnability = _learnability(solve_rate)
+        if failed:
+            outcome, learnability = "infra_error", 0.0
+        rewards = {PROPOSER: learnability, **scores}
+        summary = f"{solved} of {len(self.solvers)} solvers solved it."
+        return Round(
+            messages={PROPOSER: summary, **{s: _solver_result(verdicts[s]) for s in self.solvers}},
+            rewards=rewards,
+            game_over=True,
+            verdicts=verdicts,
+            reward_terms={
+                PROPOSER: {"learnability": learnability},
+                **{s: {"correctness": scores[s]} for s in self.solvers},
+            },
+            infra_error=failed | ({PROPOSER} if failed else set()),
+            info={PROPOSER: {"outcome": outcome, "solve_rate": solve_rate}},
+        )
+
+
+def _learnability(solve_rate: float) -> tuple[str, float]:
+    """Absolute Zero's proposer reward: 1 - p when some but not all solve it."""
+    if solve_rate >= 1.0:
+        return "trivial", 0.0
+    if solve_rate <= 0.0:
+        return "impossible", 0.0
+    return "learnable", 1.0 - solve_rate
+
+
+def _task(posed: Posed) -> Task:
+    assert posed.answer is not None
+    answer: Fraction | int = posed.answer
+    if posed.answer.denominator == 1:
+        answer = posed.answer.numerator
+    prompt = SOLVER_PROMPT.format(question=question(posed))
+    return Task(id=content_id(posed.family, posed.text), prompt=prompt, answer=answer)
+
+
+def _solver_result(verdict: Verdict) -> str:
+    if verdict.infra_error:
+        return "Your answer could not be checked (our checker failed)."
+    return "Correct." if verdict.is_correct else "Not correct."
+
+
+def env(**kwargs: Any) -> ProposerSolverEnv:
+    """The AEC env (PettingZoo module style); it enforces call order itself."""
+    return ProposerSolverEnv(**kwargs)
+
+
+def parallel_env(**kwargs: Any) -> TextParallelEnv:
+    """The Parallel env: the proposal in one step, the k answers in the next."""
+    return TextParallelEnv(ProposerSolverEnv(**kwargs))
+
+
+raw_env = ProposerSolverEnv
