@@ -71,6 +71,9 @@ class Task:
     warm: Mapping[str, Any] = field(default_factory=dict)
     """How the model is built: {"kind": "tiny", "target": ...}, {"kind": "tool", ...}, or
     {"kind": "same", "as": other task}."""
+    budget_scale: float = 1.0
+    """This task's runs train for `--budget` (and evaluate every `--eval-every`) times this:
+    a multi-turn step with a long prompt costs several times a math step."""
 
 
 TASKS: dict[str, Task] = {
@@ -94,6 +97,7 @@ TASKS: dict[str, Task] = {
         max_turns=3,
         eval_episodes=400,
         threshold=0.2,
+        budget_scale=2.0,
         warm={
             "kind": "tool",
             "model": {"hidden_size": 128, "intermediate_size": 512, "heads": 8, "kv_heads": 4},
@@ -103,7 +107,7 @@ TASKS: dict[str, Task] = {
             "tool_steps": 3000,
             "tool_target": 0.6,
             "direct_steps": 1000,
-            "direct_lr": 3e-4,
+            "direct_lr": 1e-4,
             "direct_tool_share": 0.1,
             "call_target": 0.2,
         },
@@ -139,8 +143,8 @@ TASKS: dict[str, Task] = {
         threshold=0.05,
         warm={
             "kind": "schema",
-            "target": 0.3,
-            "steps": 3000,
+            "target": 0.2,
+            "steps": 600,
             "batch": 32,
             "lr": 3e-3,
             "demos": 8000,
@@ -444,7 +448,7 @@ def build_tool_model(task: Task, folder: Path) -> None:
     for group in optimizer.param_groups:
         group["lr"] = warm["direct_lr"]
     policy.model.train()
-    train(warm["direct_tool_share"], warm["direct_steps"], calls_rare, 5)
+    train(warm["direct_tool_share"], warm["direct_steps"], calls_rare, 1)  # it falls fast
     policy.model.eval()
     policy.save(folder)
 
@@ -624,6 +628,8 @@ def run_worker(args: argparse.Namespace) -> None:
         return
     folder = run_folder(out, args.task, args.worker, args.seed)
     folder.mkdir(parents=True, exist_ok=True)
+    args.budget *= TASKS[args.task].budget_scale
+    args.eval_every *= TASKS[args.task].budget_scale
     run = run_trl if args.worker.partition("@")[0] == "trl" else run_ours
     result = run(args, TASKS[args.task], folder)
     baseline = json.loads((out / "baseline" / f"{args.task}.json").read_text())
@@ -779,7 +785,8 @@ def schedule(tasks: Sequence[str], learners: Sequence[str], seeds: Sequence[int]
     return order
 
 
-def spawn(args: argparse.Namespace, worker: str, task: str, seed: int = 0) -> None:
+def spawn(args: argparse.Namespace, worker: str, task: str, seed: int = 0) -> bool:
+    """Run one worker in its own process; whether it succeeded."""
     command = [
         sys.executable,
         str(Path(__file__).resolve()),
@@ -797,7 +804,7 @@ def spawn(args: argparse.Namespace, worker: str, task: str, seed: int = 0) -> No
         str(args.eval_every),
     ]
     env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
-    subprocess.run(command, check=True, env=env)
+    return subprocess.run(command, env=env).returncode == 0
 
 
 def main() -> None:
@@ -825,17 +832,20 @@ def main() -> None:
         import rlvr  # noqa: F401  (registers the environments)
 
         for task in tasks:
-            if not (model_folder(out, task) / "config.json").exists():
-                spawn(args, "build", task)
-            if not (out / "baseline" / f"{task}.json").exists():
-                spawn(args, "baseline", task)
+            built = (model_folder(out, task) / "config.json").exists()
+            if not built and not spawn(args, "build", task):
+                raise SystemExit(f"building the {task} model failed")
+            measured = (out / "baseline" / f"{task}.json").exists()
+            if not measured and not spawn(args, "baseline", task):
+                raise SystemExit(f"the {task} baseline failed")
         if args.prepare_only:
             return
         for task, learner, seed in schedule(tasks, learners, seeds):
             if (run_folder(out, task, learner, seed) / "result.json").exists():
                 continue
             print(f"run {task} {learner} seed {seed} (load {os.getloadavg()[0]:.1f})", flush=True)
-            spawn(args, learner, task, seed)
+            if not spawn(args, learner, task, seed):  # the others still run; rerun resumes
+                print(f"run {task} {learner} seed {seed} FAILED", flush=True)
     sys.path.insert(0, str(HERE))
     from learning_suite_report import report
 

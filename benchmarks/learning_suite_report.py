@@ -72,7 +72,9 @@ def summarise(task: str, threshold: float, runs: list[dict[str, Any]]) -> dict[s
     if task in EXTRAS:
         key = EXTRAS[task][0]
         row["extra_before"] = runs[0]["before"].get(key)
-        row["extra_after"] = statistics.median(r["after"].get(key, math.nan) for r in runs)
+        afters = [r["after"].get(key, math.nan) for r in runs]
+        row["extra_after"] = statistics.median(afters)
+        row["extra_low"], row["extra_high"] = t_interval(afters)
     if task == "selfcorrect":
         row["first_attempt_after"] = statistics.median(r["after"]["first_attempt"] for r in runs)
     return row
@@ -82,6 +84,10 @@ def _fmt(value: float | None, digits: int = 3, signed: bool = False) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def _interval(row: dict[str, Any]) -> str:
+    return f"[{_fmt(row['gain_low'], signed=True)}, {_fmt(row['gain_high'], signed=True)}]"
 
 
 def markdown(summary: dict[str, dict[str, dict[str, Any]]], titles: dict[str, str]) -> str:
@@ -95,7 +101,9 @@ def markdown(summary: dict[str, dict[str, dict[str, Any]]], titles: dict[str, st
             extra = "-"
             if "extra_before" in row:
                 extra = (
-                    f"{EXTRAS[task][1]}: {_fmt(row['extra_before'])} -> {_fmt(row['extra_after'])}"
+                    f"{EXTRAS[task][1]}: {_fmt(row['extra_before'])} -> "
+                    f"{_fmt(row['extra_after'])} [{_fmt(row['extra_low'])}, "
+                    f"{_fmt(row['extra_high'])}]"
                 )
             reach = _fmt(row["time_to_threshold"], 0)
             reach = f"{reach} s ({row['reached']})" if reach != "-" else f"- ({row['reached']})"
@@ -119,9 +127,13 @@ def check_targets(summary: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
             ours, theirs = rows["grpo"]["gain"], rows["trl"]["gain"]
             ratios[task] = ours / theirs if theirs > 0 else math.inf if ours > 0 else math.nan
             verdict = "met" if ours >= theirs else "NOT met"
+            overlap = rows["grpo"]["gain_low"] <= rows["trl"]["gain_high"] and (
+                rows["trl"]["gain_low"] <= rows["grpo"]["gain_high"]
+            )
             lines.append(
-                f"{task}: our GRPO's median gain {ours:+.3f} vs TRL's {theirs:+.3f} "
-                f"(ratio {ratios[task]:.2f}): >= TRL's {verdict}"
+                f"{task}: our GRPO's median gain {ours:+.3f} {_interval(rows['grpo'])} vs TRL's "
+                f"{theirs:+.3f} {_interval(rows['trl'])} (ratio {ratios[task]:.2f}): >= TRL's "
+                f"{verdict}{' (the intervals overlap)' if overlap else ''}"
             )
     strong = [task for task, ratio in ratios.items() if ratio >= 1.5]
     lines.append(f">= 1.5x TRL's gain on {len(strong)} task(s) {strong}: target 2")
@@ -137,9 +149,12 @@ def check_targets(summary: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     correct = summary.get("selfcorrect", {}).get("grpo")
     if correct:
         ok = correct["extra_after"] > 0
+        sure = correct["extra_low"] > 0
         lines.append(
             f"selfcorrect: delta {correct['extra_before']:+.3f} -> {correct['extra_after']:+.3f} "
-            f"(target > 0 after training: {'met' if ok else 'NOT met'})"
+            f"[{_fmt(correct['extra_low'], signed=True)}, "
+            f"{_fmt(correct['extra_high'], signed=True)}] (target > 0 after training: "
+            f"{'met' if ok else 'NOT met'}{'' if sure or not ok else ', but the interval holds 0'})"
         )
     return lines
 
