@@ -389,7 +389,7 @@ class Trainer:
             played = []
             for episode in sampled:
                 owner, level = self.spec_levels[episode.spec_index]
-                if owner == env and not episode.infra_error:
+                if owner == env and level is not None and not episode.infra_error:
                     played.append((level, episode.reward))
             curriculum.record(played)
 
@@ -610,7 +610,8 @@ def rollout_specs(
     given, or with a curriculum one spec per env and level (the level set in its kwargs)."""
     if curriculum is None:
         return list(envs), [(env, None) for env in range(len(envs))]
-    specs, levels = [], []
+    specs: list[EnvSpec] = []
+    levels: list[tuple[int, int | None]] = []
     for env, spec in enumerate(envs):
         for level in curriculum.levels:
             kwargs = {**spec.kwargs, curriculum.argument: level}

@@ -97,7 +97,7 @@ TASKS: dict[str, Task] = {
         max_turns=3,
         eval_episodes=400,
         threshold=0.2,
-        budget_scale=2.0,
+        budget_scale=1.0,
         warm={
             "kind": "tool",
             "model": {"hidden_size": 128, "intermediate_size": 512, "heads": 8, "kv_heads": 4},
@@ -144,7 +144,7 @@ TASKS: dict[str, Task] = {
         warm={
             "kind": "schema",
             "target": 0.2,
-            "steps": 600,
+            "steps": 300,
             "batch": 32,
             "lr": 3e-3,
             "demos": 8000,

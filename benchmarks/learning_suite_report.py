@@ -19,7 +19,7 @@ COLORS = {"grpo": "tab:blue", "ppo": "tab:green", "trl": "tab:orange"}
 EXTRAS = {
     "toolmath": ("tool_call_rate", "tool-call rate"),
     "selfcorrect": ("delta", "acc@t2 - acc@t1"),
-    "math": ("level_up", "level 2 accuracy"),
+    "math": ("level_up", "level 3 accuracy"),
 }
 
 
