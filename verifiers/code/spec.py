@@ -171,6 +171,22 @@ class CodeTests:
             reference=answer.get("reference"),
         )
 
+    def check_syntax(self, task_id: str = "task") -> None:
+        """Raise `TaskFormatError` when the test code (check, asserts, preamble, setup) does not
+        parse: every reply would otherwise meet a broken test run."""
+        sources = {"check": self.check, "preamble": self.preamble, "setup": self.setup}
+        sources.update({f"asserts[{n}]": code for n, code in enumerate(self.asserts)})
+        for key, code in sources.items():
+            if not code:
+                continue
+            try:
+                compile(code, f"<{key}>", "exec", dont_inherit=True)
+            except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte
+                why = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+                raise TaskFormatError(
+                    f"task {task_id!r}: the test code {key!r} does not parse: {why}"
+                ) from None
+
     def to_answer(self) -> dict[str, Any]:
         answer: dict[str, Any] = {"entry_point": self.entry_point}
         if self.cases:
