@@ -17,9 +17,20 @@ from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.interactions import SingleTurn
 from rlvr.envs.judge import TaskJudge
+from rlvr.envs.options import declare, optional, real, tasks_argument, text
 from rlvr.envs.tasks import TaskSource
 from rlvr.verifiers.function import VerifyFunction
 from rlvr.verifiers.types import Task, Verdict, Verifier
+
+
+def verifier_argument(value: Any, name: str) -> Any:
+    """A `Verifier` (with `verify(reply, task)`) or a function `fn(reply, task)`."""
+    if not (hasattr(value, "verify") or callable(value)):
+        raise EnvConfigError(
+            f"{name} must be a Verifier or a function fn(reply, task) -> bool | float | Verdict, "
+            f"got {value!r:.80}"
+        )
+    return value
 
 
 class VerifiableEnv(TextEnv):
@@ -56,6 +67,14 @@ class VerifiableEnv(TextEnv):
     (`register_task_env("myorg/Name-v0", ...)`): bump it when the tasks, the prompt or the
     verifier change.
     """
+
+    argument_checks = declare(
+        tasks=tasks_argument,
+        verifier=verifier_argument,
+        system_prompt=optional(text),
+        prompt_template=text,
+        format_weight=real(0.0, 1.0, high_open=True),
+    )
 
     def __init__(
         self,
