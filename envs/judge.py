@@ -115,7 +115,8 @@ class TaskJudge:
         unknown = set(options) - set(RESET_OPTIONS)
         if unknown:
             raise EnvConfigError(
-                f"unknown reset options {sorted(unknown)}; this env accepts {list(RESET_OPTIONS)}"
+                f"unknown reset options {sorted(unknown, key=repr)}; "
+                f"this env accepts {list(RESET_OPTIONS)}"
             )
         if "task" in options and "task_index" in options:
             raise EnvConfigError("pass either options['task'] or options['task_index'], not both")

@@ -51,7 +51,8 @@ def subset(
     if value is None:
         return tuple(accepted)
     names = _as_list(value)
-    unknown = [item for item in names or () if item not in accepted]
+    # Not a str: unknown (and never hashed: a list in a list would raise TypeError).
+    unknown = [item for item in names or () if not isinstance(item, str) or item not in accepted]
     if not names or unknown:
         raise EnvConfigError(
             f"{name} must be one or a non-empty list of {sorted(accepted)}, got {value!r}"

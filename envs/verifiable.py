@@ -155,23 +155,43 @@ def as_verifiable_env(
 
     Returns the env as given or made (close it when done); `base_of` gives the env under it.
     """
+    made = isinstance(env, str)
     if isinstance(env, str):
         kwargs = dict(env_kwargs or {})
         if split is not None:
             kwargs["split"] = split
-        env = gym.make(env, **kwargs)
+        env = make_by_id(env, kwargs)
     elif env_kwargs or split is not None:
         raise EnvConfigError(
             "env_kwargs and split apply only when env is an id; configure the env itself"
         )
     base = env.unwrapped if isinstance(env, gym.Env) else None
     if not isinstance(base, TextEnv) or not isinstance(base.interaction, SingleTurn):
+        if isinstance(env, gym.Env) and made:
+            env.close()
         raise EnvConfigError(
             f"expected the id or instance of a single-turn env with a judge (a VerifiableEnv, "
             f"rlvr/Math-v0, ...), got {env!r}; build one with rlvr.envs.register_task_env(...) "
             "or VerifiableEnv(tasks, verifier)"
         )
     return env
+
+
+def make_by_id(env_id: str, kwargs: Mapping[str, Any]) -> gym.Env:
+    """`gym.make(env_id, **kwargs)`, with gymnasium's refusals (an unknown id, a render_mode
+    that is not text, which gym.make reads before the env does) as `EnvConfigError`."""
+    bad_names = [name for name in kwargs if not isinstance(name, str)]
+    if bad_names:
+        raise EnvConfigError(f"env_kwargs names must be str, got {bad_names!r:.120}")
+    render_mode = kwargs.get("render_mode")
+    if render_mode is not None and not isinstance(render_mode, str):
+        raise EnvConfigError(
+            f"env_kwargs['render_mode'] must be a str or None, got {render_mode!r:.120}"
+        )
+    try:
+        return gym.make(env_id, **kwargs)
+    except gym.error.Error as exc:
+        raise EnvConfigError(f"env={env_id!r:.120}: {exc}") from None
 
 
 def base_of(env: gym.Env) -> TextEnv:

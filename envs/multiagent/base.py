@@ -206,7 +206,7 @@ class TextAECEnv(CheckedArguments, AECEnv[str, str, str]):
             self._np_random, self._np_random_seed = seeding.np_random(seed)
         check_options(options)
         options = dict(options or {})
-        unknown = sorted(set(options) - self.reset_options)
+        unknown = sorted(set(options) - self.reset_options, key=repr)
         if unknown:
             # A warning, not an error: PettingZoo's api_test resets with options={"options": 1}.
             warnings.warn(
@@ -322,6 +322,11 @@ class TextAECEnv(CheckedArguments, AECEnv[str, str, str]):
         return text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
 
     # --- bookkeeping -----------------------------------------------------------------------------
+
+    def _clear_rewards(self) -> None:
+        # PettingZoo's clears to the int 0: rewards stay floats, as learners expect.
+        for agent in self.rewards:
+            self.rewards[agent] = 0.0
 
     def _new_episode(self) -> None:
         """Every agent live, nothing earned, each view holding only the system prompt."""

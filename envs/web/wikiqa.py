@@ -100,7 +100,7 @@ class WikiJudge(TaskJudge):
     def check(self, task: Task) -> None:
         answer = task.answer
         readable = isinstance(answer, (str, int)) and not isinstance(answer, bool)
-        if not readable or not normalize_answer(str(answer)):
+        if not readable or not any(char.isalnum() for char in normalize_answer(str(answer))):
             raise TaskFormatError(
                 f"task {task.id!r}: the answer must be a name, year or number (a str with "
                 f"letters or digits, or an int), got {answer!r:.80}"

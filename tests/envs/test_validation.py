@@ -101,7 +101,7 @@ def test_tasks_that_are_not_tasks_are_refused(env_id, tasks):
 # --- pinned tasks --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("answer", [None, CODE_ANSWER, "", "  "])
+@pytest.mark.parametrize("answer", [None, CODE_ANSWER, "", "  ", "\x00", "?!"])
 @pytest.mark.parametrize(
     "env_id", ["rlvr/SQL-v0", "rlvr/ToolMath-v0", "rlvr/WikiQA-v0", "rlvr/Code-v0"]
 )
@@ -169,3 +169,64 @@ def test_multiagent_envs_refuse_bad_arguments_at_make(env_id, kwargs, message):
     with pytest.raises(EnvConfigError, match=message) as caught:
         make_multiagent(env_id, **kwargs)
     one_line(caught.value)
+
+
+# --- found by tests/envs/test_fuzz.py: each raised an exception type not of rlvr's --------------
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs", "message"),
+    [
+        ("rlvr/SQL-v0", {"domains": [[]]}, "domains must be one or a non-empty list"),  # TypeError
+        ("rlvr/MathSelfCorrect-v0", {"env": "train"}, "env='train'"),  # gymnasium's NameNotFound
+        ("rlvr/MathSelfCorrect-v0", {"env_kwargs": {0: 1}}, "env_kwargs names must be str"),
+        ("rlvr/MathSelfCorrect-v0", {"env_kwargs": {"render_mode": 1}}, "render_mode"),
+    ],
+)
+def test_make_refuses_what_used_to_escape_as_another_error(env_id, kwargs, message):
+    with pytest.raises(EnvConfigError, match=message) as caught:
+        gym.make(env_id, **kwargs)
+    one_line(caught.value)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"task": {"": None, 0: None}},  # keys of mixed types: sorting them for the message failed
+        {0: 1, "bogus": 2},
+        {"task": {"prompt": "q", "answer": "1", 0: None}},
+    ],
+)
+def test_reset_options_with_keys_of_mixed_types_are_a_config_error(options):
+    env = gym.make("rlvr/Math-v0")
+    with pytest.raises(EnvConfigError) as caught:
+        env.reset(options=options)
+    one_line(caught.value)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"max_price_cents": float("inf")},  # OverflowError
+        {"max_price_cents": True},
+        {"target": ["P00001"]},  # TypeError: unhashable
+        {"category": []},  # accepted
+        {"options": {"size": 8}},  # accepted
+    ],
+)
+def test_a_webshop_goal_with_a_field_of_the_wrong_type_is_refused(change):
+    env = gym.make("rlvr/WebShop-v0")
+    try:
+        env.reset(seed=0)
+        goal = env.unwrapped.task.answer
+        with pytest.raises(EnvConfigError, match="must be a goal dict") as caught:
+            env.reset(options={"task": {"prompt": "buy", "answer": {**goal, **change}}})
+        one_line(caught.value)
+    finally:
+        env.close()
+
+
+def test_multiagent_reset_options_with_keys_of_mixed_types_are_ignored_with_a_warning():
+    env = make_multiagent("rlvr/Connect4-v0")
+    with pytest.warns(UserWarning, match="ignores unknown reset options"):
+        env.reset(seed=0, options={0: 1, "bogus": 2})

@@ -60,7 +60,7 @@ class CallCase:
             raise TaskFormatError(f"{where}: a case needs 'args' (and 'expected' or 'raises')")
         unknown = set(data) - {"args", "kwargs", "expected", "raises", "compare"}
         if unknown:
-            raise TaskFormatError(f"{where}: unknown case keys {sorted(unknown)}")
+            raise TaskFormatError(f"{where}: unknown case keys {sorted(unknown, key=repr)}")
         if ("expected" in data) == ("raises" in data):
             raise TaskFormatError(f"{where}: give exactly one of 'expected' or 'raises'")
         compare = data.get("compare", "exact")
@@ -141,7 +141,7 @@ class CodeTests:
         known = {"entry_point", "cases", "check", "asserts", "preamble", "setup", "reference"}
         unknown = set(answer) - known
         if unknown:
-            raise TaskFormatError(f"{where}: unknown answer keys {sorted(unknown)}")
+            raise TaskFormatError(f"{where}: unknown answer keys {sorted(unknown, key=repr)}")
         entry_point = answer.get("entry_point")
         if not isinstance(entry_point, str) or not entry_point.isidentifier():
             raise TaskFormatError(f"{where}: 'entry_point' must be a function name")
@@ -155,8 +155,10 @@ class CodeTests:
             if answer.get(key) is not None and not isinstance(answer[key], str):
                 raise TaskFormatError(f"{where}: '{key}' must be source code (a str)")
         asserts = answer.get("asserts") or ()
-        if isinstance(asserts, str) or not all(isinstance(a, str) for a in asserts):
+        if not isinstance(asserts, (list, tuple)) or not all(isinstance(a, str) for a in asserts):
             raise TaskFormatError(f"{where}: 'asserts' must be a list of assert statements")
+        if not isinstance(answer.get("cases") or (), (list, tuple)):
+            raise TaskFormatError(f"{where}: 'cases' must be a list of cases (dicts)")
         cases = tuple(
             CallCase.from_dict(case, f"{where} case {number}")
             for number, case in enumerate(answer.get("cases") or (), start=1)
