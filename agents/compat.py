@@ -12,13 +12,13 @@ import contextlib
 import functools
 import inspect
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 
 @functools.cache
-def _cache_name(model_type: type) -> str:
-    parameters = inspect.signature(model_type.forward).parameters
+def _cache_name(forward: Callable[..., Any]) -> str:
+    parameters = inspect.signature(forward).parameters
     return "cache" if "cache" in parameters else "past_key_values"
 
 
@@ -26,7 +26,7 @@ def cache_name(model: Any) -> str:
     """`"cache"` or `"past_key_values"`: what `model` (a causal LM, possibly wrapped by peft)
     calls its key/value cache."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    return _cache_name(type(base))
+    return _cache_name(type(base).forward)  # the class's: one signature read per model class
 
 
 def with_cache(model: Any, cache: Any) -> dict[str, Any]:
