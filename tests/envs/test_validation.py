@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
+import importlib
+
 import gymnasium as gym
 import pytest
 
-import rlvr  # noqa: F401
+import rlvr.envs
 from rlvr.envs import DatasetError, EnvConfigError, EnvError
 from rlvr.envs.multiagent import make as make_multiagent
+from rlvr.envs.multiagent import registry as multiagent_registry
+from rlvr.envs.options import CheckedArguments, declaration
+from rlvr.envs.registration import multiagent_env_ids
 from tests.conftest import require_extra
 
 CODE_ANSWER = {"entry_point": "f", "asserts": ["assert f() == 1"]}
@@ -22,6 +27,22 @@ def one_line(error: BaseException) -> str:
 
 
 # --- settings ------------------------------------------------------------------------------------
+
+
+def _env_class(env_id):
+    if env_id in multiagent_registry:
+        return multiagent_registry[env_id].load()
+    module, _, name = gym.spec(env_id).entry_point.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+@pytest.mark.parametrize("env_id", [*rlvr.envs.rlvr_env_ids(), *multiagent_env_ids()])
+def test_every_builtin_env_checks_every_argument_it_accepts(env_id):
+    cls = _env_class(env_id)
+    assert issubclass(cls, CheckedArguments)
+    spec = declaration(cls)
+    assert spec.accepted is not None, "unknown names would pass unchecked"
+    assert sorted(spec.accepted - set(spec.checks)) == []
 
 
 def test_an_unknown_sandbox_backend_is_refused_at_make():
