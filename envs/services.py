@@ -6,7 +6,8 @@ A check that passed is remembered for the rest of the process (and by forked wor
 inherit it): making many envs, or an `AsyncVectorEnv`'s workers, costs one check per service
 and configuration. A check that failed is not remembered: the next make tries again. Set
 `RLVR_LAZY_SERVICES=1` to skip the checks when a service comes up only after the envs are made;
-a service that is down then shows as `info["infra_error"]` on the steps that need it.
+a service that is down then fails at first use, as an infrastructure error (`info["infra_error"]`
+on a step, `ToolInfraError` from the reset that opens a web site).
 """
 
 from __future__ import annotations

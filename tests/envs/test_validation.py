@@ -9,7 +9,8 @@ import gymnasium as gym
 import pytest
 
 import rlvr.envs
-from rlvr.envs import DatasetError, EnvConfigError, EnvError
+from rlvr.envs import DatasetError, EnvConfigError, EnvError, services
+from rlvr.envs.errors import ToolInfraError
 from rlvr.envs.multiagent import make as make_multiagent
 from rlvr.envs.multiagent import registry as multiagent_registry
 from rlvr.envs.options import CheckedArguments, declaration
@@ -251,3 +252,32 @@ def test_multiagent_reset_options_with_keys_of_mixed_types_are_ignored_with_a_wa
     env = make_multiagent("rlvr/Connect4-v0")
     with pytest.warns(UserWarning, match="ignores unknown reset options"):
         env.reset(seed=0, options={0: 1, "bogus": 2})
+
+
+# --- services are reached once, or not at all when asked -----------------------------------------
+
+
+def test_a_service_check_that_passed_is_not_run_again_and_one_that_failed_is():
+    calls = []
+
+    def check():
+        calls.append(1)
+        if len(calls) == 1:
+            raise EnvConfigError("down")
+
+    key = ("test", object())
+    with pytest.raises(EnvConfigError):
+        services.reach(key, check)
+    services.reach(key, check)  # tried again: the first attempt failed
+    services.reach(key, check)  # remembered
+    assert len(calls) == 2
+
+
+def test_lazy_services_skip_the_check_at_make(monkeypatch):
+    monkeypatch.setenv(services.LAZY_ENV, "1")
+    env = gym.make("rlvr/WikiQA-v0", server_url=f"http://{UNREACHABLE}")
+    try:
+        with pytest.raises(ToolInfraError, match="not answering"):  # ours, at first use
+            env.reset(seed=0)
+    finally:
+        env.close()
