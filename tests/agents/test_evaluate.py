@@ -6,9 +6,9 @@ import gymnasium as gym
 import pytest
 
 from rlvr.agents import FixedPolicy, OraclePolicy, RandomPolicy, SamplingParams
-from rlvr.agents.evaluate import _pass_at_k, evaluate
-from rlvr.agents.registry import make_policy
+from rlvr.agents.kinds import make_policy
 from rlvr.envs import register_task_env
+from rlvr.rollout import _pass_at_k, evaluate
 from tests.envs.toy_envs import CAPITALS, GuessNumberEnv, exact_match
 
 

@@ -20,7 +20,7 @@ def run(code: str) -> None:
 
 def test_importing_agents_and_the_cli_does_not_import_torch():
     run(
-        "import sys, rlvr, rlvr.agents, rlvr.agents.registry, rlvr.agents.learners, rlvr.cli\n"
+        "import sys, rlvr, rlvr.agents, rlvr.agents.kinds, rlvr.agents.learners, rlvr.cli\n"
         "rlvr.cli.build_parser()\n"
         "heavy = [m for m in ('torch', 'transformers', 'peft') if m in sys.modules]\n"
         "assert not heavy, heavy\n"

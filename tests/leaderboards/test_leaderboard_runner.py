@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rlvr.agents.kinds import agent_kind
 from rlvr.leaderboards import (
     ReverifyError,
     SuiteError,
@@ -103,9 +104,9 @@ def test_parallel_modes_give_identical_results(toy, monkeypatch) -> None:
 
 
 def test_auto_parallelism_by_agent_kind(toy) -> None:
-    assert runner_module._choose_mode("auto", "random") == "processes"
-    assert runner_module._choose_mode("auto", "openai") == "threads"
-    assert runner_module._choose_mode("auto", "hf") == "serial"
+    assert runner_module._choose_mode("auto", agent_kind("random")) == "processes"
+    assert runner_module._choose_mode("auto", agent_kind("openai:http://x")) == "threads"
+    assert runner_module._choose_mode("auto", agent_kind("hf:runs/tiny")) == "serial"
     assert runner_module._choose_mode("auto", None) == "serial"
     with pytest.raises(ValueError, match="built once and shared"):
         run_suite(toy, CountingPolicy(), parallel="processes")
@@ -264,7 +265,7 @@ def test_pass_at_k_is_the_exact_expectation_and_skips_tasks_with_fewer_than_k() 
 
     import numpy as np
 
-    from rlvr.agents.evaluate import EpisodeRecord, EvalReport
+    from rlvr.rollout import EpisodeRecord, EvalReport
 
     def record(episode: int, sample: int, reward: float, infra: bool = False) -> EpisodeRecord:
         return EpisodeRecord(episode, sample, 0, "t", [], [reward], None, infra, False)
