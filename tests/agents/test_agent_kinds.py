@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from rlvr.agents import FixedPolicy, OraclePolicy, RandomPolicy
 from rlvr.agents.kinds import AGENT_KINDS, AgentKind, agent_kind, make_policy, register_agent
+from tests.conftest import run_python
 
 BUILTIN = ["oracle", "random", "fixed", "hf", "openai"]
 
@@ -75,8 +73,7 @@ def test_a_spec_missing_its_argument_is_refused_before_anything_heavy_loads():
         "if m in sys.modules]\n"
         "assert not loaded, loaded\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    run_python(code)
 
 
 def test_an_import_string_builder_loads_its_module_only_to_build():
@@ -88,8 +85,7 @@ def test_an_import_string_builder_loads_its_module_only_to_build():
         "policy = make_policy('echo:hi there')\n"
         "assert policy.generate([[]])[0][0].text == 'hi there'\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    run_python(code)
 
 
 def test_a_registered_kind_replaces_one_of_the_same_name(kinds):

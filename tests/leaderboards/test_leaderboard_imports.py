@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.conftest import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL = {"rlvr.agents.policy", "rlvr.agents.kinds"}
@@ -23,9 +23,7 @@ def test_importing_every_leaderboards_module_loads_only_the_protocol_of_agents()
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('rlvr', 'torch', 'transformers'))))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    loaded = json.loads(result.stdout)
+    loaded = json.loads(run_python(code))
     assert "rlvr.leaderboards.webpage" in loaded and "rlvr.rollout" in loaded  # all were imported
     agents = {m for m in loaded if m.startswith("rlvr.agents.")}
     assert agents <= PROTOCOL, agents - PROTOCOL

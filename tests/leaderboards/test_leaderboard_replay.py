@@ -9,44 +9,33 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from rlvr.agents.policy import Completion, Conversation, SamplingParams
 from rlvr.leaderboards import ReverifyError
 from rlvr.leaderboards import runner as runner_module
 from rlvr.leaderboards.provenance import probe_env
 from rlvr.leaderboards.suites import SuiteEnv
 from rlvr.rollout import EpisodeRecord, EvalReport, evaluate
-from tests.leaderboards.leaderboard_support import ADD_ENV, GUESS_ENV, YES_ENV, YesVerifier
+from tests.leaderboards.leaderboard_support import (
+    ADD_ENV,
+    GUESS_ENV,
+    YES_ENV,
+    CountingPolicy,
+    YesVerifier,
+)
 
 SEED = 5
 
 
-class Guesser:
-    """Replies a random number from 1 to 20 (its own seeded generator), reporting token counts
-    like a model (2 generated, and 7 prompt tokens per reply)."""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def generate(
-        self,
-        conversations: Sequence[Conversation],
-        n: int = 1,
-        sampling: SamplingParams | None = None,
-    ) -> list[list[Completion]]:
-        return [
-            [
-                Completion(str(self.rng.integers(1, 21)), [0, 1], metadata={"prompt_tokens": 7})
-                for _ in range(n)
-            ]
-            for _ in conversations
-        ]
+def guesser(seed: int) -> CountingPolicy:
+    """Guesses a number from 1 to 20 (its own seeded generator), counting tokens like a model."""
+    rng = np.random.default_rng(seed)
+    return CountingPolicy(lambda: str(rng.integers(1, 21)))
 
 
 def evaluated(env_id: str, index_tasks: bool) -> tuple[SuiteEnv, EvalReport]:
     entry = SuiteEnv(env_id, env_id, {}, SEED, 12, index_tasks)
     report = evaluate(
         env_id,
-        Guesser(seed=3),
+        guesser(seed=3),
         episodes=entry.episodes,
         seed=SEED,
         samples_per_task=2,
@@ -80,7 +69,7 @@ def test_replaying_an_evaluated_run_reproduces_its_records_exactly(
     assert env_info == report.env_info
     records = report.episodes
     assert all(
-        r.completion_tokens == 2 * r.turns and r.prompt_tokens == 7 * r.turns for r in records
+        r.completion_tokens == 3 * r.turns and r.prompt_tokens == 10 * r.turns for r in records
     )
     if env_id == GUESS_ENV:  # the run holds every ending: solved, and cut at the env's 6 turns
         assert {r.truncated for r in records} == {True, False}
