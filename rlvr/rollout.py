@@ -24,7 +24,7 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -32,6 +32,9 @@ import numpy as np
 from rlvr.agents.policy import Completion, EnvAware, Policy, SamplingParams
 from rlvr.envs.core import TextEnv
 from rlvr.verifiers.types import Task
+
+StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
+"""What `env.step` returns: observation, reward, terminated, truncated, info."""
 
 
 class Start(NamedTuple):
@@ -81,9 +84,12 @@ class EpisodeRecord:
             prompt_tokens=0,
         )
 
-    def add_turn(self, reply: Completion, reward: float, info: Mapping[str, Any]) -> None:
-        """Record one stepped reply: its reward, the conversation after it, verdict, flags and
-        token counts (an unknown count makes the episode's total unknown)."""
+    def add_turn(self, reply: Completion, step: StepResult, max_turns: int | None = None) -> bool:
+        """Record a reply and what `env.step(reply.text)` returned (`step`): its reward, the
+        conversation after it, verdict, flags and token counts (an unknown count makes the
+        episode's total unknown). Returns whether the episode goes on: not once the env ended
+        it, nor after `max_turns` replies (truncated unless the env terminated it)."""
+        _, reward, terminated, truncated, info = step
         self.rewards.append(float(reward))
         self.messages = info["messages"]
         self.verdict = info.get("verdict", self.verdict)
@@ -93,6 +99,9 @@ class EpisodeRecord:
             generated = len(reply.token_ids)
         self.completion_tokens = _add(self.completion_tokens, generated)
         self.prompt_tokens = _add(self.prompt_tokens, reply.metadata.get("prompt_tokens"))
+        cut = max_turns is not None and self.turns >= max_turns
+        self.truncated = bool(truncated) or (cut and not terminated)
+        return not (terminated or truncated or cut)
 
     @property
     def total_reward(self) -> float:
@@ -220,11 +229,7 @@ def _take_turn(
     if reply is None:  # the actor has no more replies (a replay with none left)
         record.truncated = True
         return False
-    _, reward, terminated, truncated, info = env.step(reply.text)
-    record.add_turn(reply, float(reward), info)
-    cut = max_turns is not None and record.turns >= max_turns
-    record.truncated = bool(truncated) or (cut and not terminated)
-    return not (terminated or truncated or cut)
+    return record.add_turn(reply, env.step(reply.text), max_turns)
 
 
 def policy_actor(
