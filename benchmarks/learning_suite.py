@@ -227,8 +227,8 @@ def measure(
     """Greedy held-out figures of `policy` on `task`: accuracy with its binomial standard error,
     and the task's own figures (tool-call rate, first-attempt accuracy, a level up). `heldout`
     holds the task indexes evaluated (`heldout_tasks`)."""
-    from rlvr.agents.evaluate import evaluate
     from rlvr.agents.policy import SamplingParams
+    from rlvr.rollout import evaluate
 
     sampling = SamplingParams(temperature=0.0, max_new_tokens=task.max_new_tokens)
 
@@ -553,8 +553,8 @@ def _call_probability(policy: Any, prompts: Sequence[list[int]], calls: Sequence
 
 def _quick_accuracy(task: Task, policy: Any, episodes: int = 64) -> float:
     """Greedy accuracy on a few held-out tasks (a warm start's stopping signal)."""
-    from rlvr.agents.evaluate import evaluate
     from rlvr.agents.policy import SamplingParams
+    from rlvr.rollout import evaluate
 
     report = evaluate(
         task.env_id,

@@ -13,11 +13,11 @@ from rlvr.agents.curriculum import (  # noqa: E402
     informative_groups,
     renumber,
 )
-from rlvr.agents.evaluate import EpisodeRecord  # noqa: E402
 from rlvr.agents.hf import HFPolicy  # noqa: E402
 from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner, overlong_penalties  # noqa: E402
 from rlvr.agents.rollouts import EnvSpec, Episode  # noqa: E402
 from rlvr.agents.train import TrainConfig, Trainer  # noqa: E402
+from rlvr.rollout import EpisodeRecord  # noqa: E402
 from tests.agents.support import train_config  # noqa: E402
 
 

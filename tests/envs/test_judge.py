@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import rlvr  # noqa: F401
-from rlvr.agents.evaluate import task_fingerprint
 from rlvr.envs import (
     EnvConfigError,
     Outcome,
@@ -21,6 +20,7 @@ from rlvr.envs.interactions import Interaction, SelfCorrect, SingleTurn
 from rlvr.envs.judge import Judge, TaskJudge
 from rlvr.envs.self_correct import SelfCorrectEnv
 from rlvr.leaderboards.provenance import verifier_info
+from rlvr.rollout import task_fingerprint
 from rlvr.verifiers.types import Task, Verdict
 from tests.envs.toy_envs import CAPITALS, GuessNumberEnv, exact_match
 
@@ -160,7 +160,7 @@ def test_wrappers_take_split_and_give_it_to_the_env_they_wrap():
     with pytest.raises(EnvConfigError, match="only when env is an id"):
         SelfCorrectEnv(gym.make("rlvr/Math-v0"), split="test")
     register_task_env("judgetest/NoSplit-v0", CAPITALS, exact_match, override=True)
-    with pytest.raises(TypeError, match="split"):  # an env without splits says so
+    with pytest.raises(EnvConfigError, match="unknown argument.*split"):  # no splits: it says so
         SelfCorrectEnv("judgetest/NoSplit-v0", split="test")
 
 
