@@ -23,9 +23,13 @@ learners' order rotating, so that load drift hits every learner alike. Every run
 on the same held-out tasks, greedily, every `--eval-every` CPU seconds and at the end. Results
 are saved per run as they finish: the suite resumes where it stopped, `--report-only` redraws.
 
-    .venv/bin/python benchmarks/learning_suite.py                   # the whole suite (hours)
-    .venv/bin/python benchmarks/learning_suite.py --tasks math --seeds 0 --budget 60  # a try
+    .venv/bin/python benchmarks/learning_suite.py --docs docs/agents_suite.png  # everything
+    .venv/bin/python benchmarks/learning_suite.py --tasks math --seeds 0 --budget 10  # a try
     .venv/bin/python benchmarks/learning_suite.py --report-only     # table and plot again
+
+The warm starts are built once into `--out`/models (ToolMath's takes ~15 CPU minutes). The
+feature ablation of docs/agents.md: `--out runs/bench/ablation --tasks math --learners
+grpo,grpo-base,grpo-overlong,grpo-curriculum`.
 
 Needs the `bench` extra for TRL: pip install -e '.[agents,bench]' -c .ci/constraints.txt
 """
@@ -71,9 +75,6 @@ class Task:
     warm: Mapping[str, Any] = field(default_factory=dict)
     """How the model is built: {"kind": "tiny", "target": ...}, {"kind": "tool", ...}, or
     {"kind": "same", "as": other task}."""
-    budget_scale: float = 1.0
-    """This task's runs train for `--budget` (and evaluate every `--eval-every`) times this:
-    a multi-turn step with a long prompt costs several times a math step."""
 
 
 TASKS: dict[str, Task] = {
@@ -97,7 +98,6 @@ TASKS: dict[str, Task] = {
         max_turns=3,
         eval_episodes=400,
         threshold=0.2,
-        budget_scale=1.0,
         warm={
             "kind": "tool",
             "model": {"hidden_size": 128, "intermediate_size": 512, "heads": 8, "kv_heads": 4},
@@ -628,8 +628,6 @@ def run_worker(args: argparse.Namespace) -> None:
         return
     folder = run_folder(out, args.task, args.worker, args.seed)
     folder.mkdir(parents=True, exist_ok=True)
-    args.budget *= TASKS[args.task].budget_scale
-    args.eval_every *= TASKS[args.task].budget_scale
     run = run_trl if args.worker.partition("@")[0] == "trl" else run_ours
     result = run(args, TASKS[args.task], folder)
     baseline = json.loads((out / "baseline" / f"{args.task}.json").read_text())
@@ -815,8 +813,8 @@ def main() -> None:
     parser.add_argument("--learners", default="grpo,ppo,trl")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--budget", type=float, default=240.0, help="training CPU seconds per run")
-    parser.add_argument("--eval-every", type=float, default=40.0, help="training CPU seconds")
+    parser.add_argument("--budget", type=float, default=30.0, help="training CPU seconds per run")
+    parser.add_argument("--eval-every", type=float, default=15.0, help="training CPU seconds")
     parser.add_argument("--out", default="runs/bench/suite")
     parser.add_argument("--report-only", action="store_true", help="redo the table and plot")
     parser.add_argument("--prepare-only", action="store_true", help="build models, baselines")
