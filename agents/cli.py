@@ -10,11 +10,10 @@ win) and prints its resolved config without running (`--print-config`).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,9 +140,11 @@ def run_eval(config: EvalConfig, args: argparse.Namespace) -> int:
         policy = make_policy(config.agent)
     except (AgentError, ValueError, OSError) as exc:
         return _fail(exc)
+    from rlvr.rollout import EnvWorkersError
+
     try:
         report = _evaluate(config, policy)
-    except ImportError as exc:  # --ray without the ray extra
+    except (ImportError, EnvWorkersError) as exc:  # --ray: no ray extra, workers lost
         return _fail(exc)
     if config.traces:
         with open(config.traces, "w", encoding="utf-8") as handle:
@@ -162,7 +163,7 @@ def run_eval(config: EvalConfig, args: argparse.Namespace) -> int:
 
 
 def _evaluate(config: EvalConfig, policy: Any) -> Any:
-    from rlvr.rollout import evaluate
+    from rlvr.rollout import env_workers, evaluate
 
     with env_workers(config.ray, config.env_workers) as workers:
         return evaluate(
@@ -175,23 +176,6 @@ def _evaluate(config: EvalConfig, policy: Any) -> Any:
             progress=config.progress,
             env_host=workers.host if workers is not None else None,
         )
-
-
-@contextlib.contextmanager
-def env_workers(address: str | None, count: int) -> Iterator[Any]:
-    """Ray env workers (an `rlvr.distributed.EnvWorkers`) for a command given `--ray ADDRESS`,
-    closed after it however it ends (Ctrl-C too: no Ray process is left behind); None without
-    `--ray`."""
-    if address is None:
-        yield None
-        return
-    from rlvr.distributed import EnvWorkers
-
-    workers = EnvWorkers(count, address=address)
-    try:
-        yield workers
-    finally:
-        workers.close()
 
 
 # --- train ----------------------------------------------------------------------------------------

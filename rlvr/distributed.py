@@ -29,7 +29,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from rlvr.rollout import Start, StepResult, reset_env
+from rlvr.rollout import EnvWorkersError, Start, StepResult, reset_env
 
 try:
     import ray
@@ -41,10 +41,6 @@ except ImportError as exc:  # pragma: no cover - the message is the point
 
 OBJECT_STORE_BYTES = 200 * 1024**2
 """Object store of a Ray instance started here: rollouts move small texts, not tensors."""
-
-
-class EnvWorkersError(RuntimeError):
-    """The env workers cannot go on (none started, or every one of them died)."""
 
 
 def connect(address: str | None = None, *, num_cpus: int | None = None) -> bool:

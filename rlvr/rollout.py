@@ -19,10 +19,11 @@ or any other part of `rlvr.agents`), so the leaderboards can use it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple, Protocol, SupportsFloat
 
@@ -262,6 +263,27 @@ def reset_env(
 EnvHost = Callable[[str, Mapping[str, Any] | None, int], EnvBatch]
 """`host(env_id, env_kwargs, size)`: a batch of `size` envs of `env_id`, made where the host
 runs them (`LocalEnvs.make` here; `rlvr.distributed.EnvWorkers.host` on Ray)."""
+
+
+class EnvWorkersError(RuntimeError):
+    """Ray env workers cannot go on: they did not start, or every one of them died."""
+
+
+@contextlib.contextmanager
+def env_workers(address: str | None, count: int) -> Iterator[Any]:
+    """Ray env workers (an `rlvr.distributed.EnvWorkers`) for a command given `--ray ADDRESS`,
+    closed after it however it ends (Ctrl-C too: no Ray process is left behind); None without
+    `--ray`."""
+    if address is None:
+        yield None
+        return
+    from rlvr.distributed import EnvWorkers
+
+    workers = EnvWorkers(count, address=address)
+    try:
+        yield workers
+    finally:
+        workers.close()
 
 
 def play_episodes(

@@ -181,3 +181,20 @@ def test_ctrl_c_leaves_no_ray_process_behind(ray_cluster, tmp_path):
             driver.kill()
         for pid, _ in _session_processes(driver.pid):
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("agent", ["oracle", "random:2"])
+def test_bench_on_ray_scores_and_rejudges_as_in_process(workers, agent):
+    from rlvr.leaderboards.runner import reverify, run_suite
+    from rlvr.leaderboards.suites import load_suite
+
+    suite = load_suite("demo").with_episodes(4)
+    here = run_suite(suite, agent, parallel="serial")
+    there = run_suite(suite, agent, env_host=workers.host)
+    assert there.run["parallel"] == "threads"  # scripted agents: shards in threads, envs on Ray
+    assert there.traces == here.traces
+    assert [env.score for env in there.envs] == [env.score for env in here.envs]
+    again = reverify(there, env_host=workers.host)
+    assert again.traces == here.traces
+    with pytest.raises(ValueError, match="parallel='threads' or 'serial'"):
+        run_suite(suite, agent, parallel="processes", env_host=workers.host)
