@@ -20,12 +20,13 @@ Needs the `ray` extra; `import rlvr`, `rlvr.envs` and `rlvr.agents` never import
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 
@@ -56,10 +57,10 @@ def connect(address: str | None = None, *, num_cpus: int | None = None) -> bool:
             num_cpus=num_cpus,
             include_dashboard=False,
             object_store_memory=OBJECT_STORE_BYTES,
-            logging_level="WARNING",
+            logging_level=logging.WARNING,
         )
     else:
-        ray.init(address=address, logging_level="WARNING")
+        ray.init(address=address, logging_level=logging.WARNING)
     return True
 
 
@@ -323,7 +324,8 @@ class RemoteEnvs:
 
     @property
     def envs(self) -> Sequence[gym.Env]:
-        return self._stand_ins  # type: ignore[return-value]  (duck-typed for EnvAware actors)
+        # stand-ins, duck-typed for actors that read the env (`unwrapped.oracle_reply()`)
+        return cast("Sequence[gym.Env]", self._stand_ins)
 
     def reset(
         self, starts: Sequence[Start], options: Sequence[dict[str, Any] | None]
@@ -345,7 +347,7 @@ class RemoteEnvs:
             for i, (info, fingerprint) in results.items()
             if info is not None
         }
-        return [results[i] for i in positions]  # type: ignore[misc]
+        return [results[i] for i in positions]
 
     def step(self, positions: Sequence[int], texts: Sequence[str]) -> list[StepResult]:
         text_of = dict(zip(positions, texts))
@@ -361,7 +363,7 @@ class RemoteEnvs:
             if result is None:
                 result = results[i] = self._rerun(i)
             history.messages = list(result[4].get("messages", history.messages))
-        return [results[i] for i in positions]  # type: ignore[misc]
+        return [results[i] for i in positions]
 
     def probe(self, probe: Callable[[gym.Env], Mapping[str, Any]]) -> Mapping[str, Any]:
         place = self.places[0]

@@ -11,6 +11,7 @@ same reason instead of `pytest.importorskip`. `run_python(code)` runs code in a 
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import subprocess
 import sys
@@ -64,7 +65,7 @@ def ray_cluster() -> Iterator[ModuleType]:
         num_cpus=2,
         include_dashboard=False,
         object_store_memory=RAY_OBJECT_STORE_BYTES,
-        logging_level="WARNING",
+        logging_level=logging.WARNING,
     )
     yield ray
     ray.shutdown()
