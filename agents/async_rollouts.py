@@ -9,9 +9,10 @@ it: that lag is set on each `Episode` (`policy_lag`) and logged per step. The le
 the gap with truncated importance sampling against the sampler's log-probabilities (GRPO's
 `tis_cap`).
 
-A copy of the weights is the simple generator of a single machine; on a cluster the sampler is
-an inference server (vLLM, any OpenAI-compatible server) that the published weights are pushed
-to (docs/scaling.md).
+The sampler is a copy of the policy in this process (sampling in the background thread), or with
+Ray a generator process (`rlvr.agents.ray_rollouts.remote_sampler`): the thread then only waits
+on it and on the envs, and generation truly overlaps the update. On a cluster that process is
+where an inference server (vLLM, any OpenAI-compatible server) slots in (docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -46,7 +47,10 @@ class AsyncRollouts:
         *,
         max_policy_lag: int = 1,
         generator: Any = None,
+        load_weights: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
+        """`load_weights(state)` gives the sampler published weights (default: into the
+        collector's policy's model, a copy in this process)."""
         if max_policy_lag < 1:
             raise ValueError(f"max_policy_lag must be >= 1, got {max_policy_lag}")
         if collector.policy is policy:
@@ -55,6 +59,7 @@ class AsyncRollouts:
         self.policy = policy
         self.draw = draw
         self.generator = generator
+        self.load_weights = load_weights or collector.policy.model.load_state_dict
         self.version = 0
         """Updates the learner has made."""
         self._published: tuple[int, dict[str, Any]] | None = None
@@ -100,6 +105,6 @@ class AsyncRollouts:
         with self._lock:
             published, self._published = self._published, None
         if published is not None:
-            self.collector.policy.model.load_state_dict(published[1])
+            self.load_weights(published[1])
             self._sampler_version = published[0]
         return self.collector.collect(tasks, self.generator), self._sampler_version

@@ -11,9 +11,12 @@ Needs the `ray` extra (`pip install 'rlvr-gym[ray]'`); `import rlvr.agents` does
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from rlvr.agents.policy import SamplingParams, TrainablePolicy
+import ray
+
+from rlvr.agents.policy import Sample, SamplingParams, TrainablePolicy
 from rlvr.agents.rollouts import EnvSpec, RolloutCollector
 from rlvr.distributed import EnvWorkers
 from rlvr.rollout import EnvBatch
@@ -40,3 +43,57 @@ class RayRolloutCollector(RolloutCollector):
 
     def _batch(self, specs: Sequence[int]) -> EnvBatch:
         return self.workers.batch([(self.specs[i].id, self.specs[i].kwargs) for i in specs])
+
+
+# --- a generator process for asynchronous rollouts ------------------------------------------------
+
+
+class Generator:
+    """A Ray actor holding a copy of the policy that samples token ids (the generator of
+    asynchronous training): generation runs in its own process, beside the learner's update."""
+
+    def __init__(self, policy: TrainablePolicy, seed: int, threads: int | None) -> None:
+        import torch
+
+        if threads is not None:
+            torch.set_num_threads(threads)
+        self.policy = policy
+        self.generator = torch.Generator(device=policy.device).manual_seed(seed)
+
+    def load_weights(self, state: dict[str, Any]) -> None:
+        self.policy.model.load_state_dict(state)
+
+    def sample(self, prompts: Sequence[Sequence[int]], sampling: SamplingParams) -> list[Sample]:
+        return self.policy.sample(prompts, sampling, self.generator)
+
+
+class _RemoteSampling:
+    """`policy` with its `sample` run by a `Generator` actor: the token-level actor of the
+    collector encodes and decodes here (the tokenizer is cheap) and samples there."""
+
+    def __init__(self, policy: TrainablePolicy, generator: Any) -> None:
+        self._policy = policy
+        self._generator = generator
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._policy, name)
+
+    def sample(
+        self, prompts: Sequence[Sequence[int]], sampling: SamplingParams, generator: Any = None
+    ) -> list[Sample]:
+        return ray.get(self._generator.sample.remote([list(p) for p in prompts], sampling))
+
+
+def remote_sampler(
+    policy: TrainablePolicy, seed: int, threads: int | None = None
+) -> tuple[TrainablePolicy, Callable[[dict[str, Any]], None], Callable[[], None]]:
+    """A sampler for `AsyncRollouts` in a Ray process of its own: (the policy the collector
+    samples with, the `load_weights` that publishes weights to it, a function ending it). The
+    generator asks Ray for no CPU: like an inference server's GPU, it is not an env worker's."""
+    actor = ray.remote(Generator).options(num_cpus=0).remote(policy, seed, threads)
+    sampling = _RemoteSampling(policy, actor)
+
+    def load_weights(state: dict[str, Any]) -> None:
+        ray.get(actor.load_weights.remote(state))
+
+    return sampling, load_weights, lambda: ray.kill(actor)  # type: ignore[return-value]

@@ -268,8 +268,9 @@ class Trainer:
         self.learner = self._make_learner()
         self.sampling = config.sampling()
         self.env_workers = _start_env_workers(config)
-        sampler = sampler_copy(self.policy) if config.async_rollouts else self.policy
-        self.collector = self._make_collector(sampler)
+        self._load_sampler: Any = None  # async: how published weights reach the sampler
+        self._stop_sampler: Any = None
+        self.collector = self._make_collector(self._sampler())
         self.task_rng = np.random.default_rng(config.seed)
         self.sample_generator = torch.Generator(device=self.policy.device).manual_seed(config.seed)
         self.rollouts: AsyncRollouts | None = None  # started with the first step
@@ -297,6 +298,20 @@ class Trainer:
             )
         return PPOLearner(self.policy, config.ppo, temperature=config.temperature, seed=config.seed)
 
+    def _sampler(self) -> TrainablePolicy:
+        """The policy the rollouts sample from: the learner's own; with async rollouts a copy
+        (here, or with Ray in a generator process of its own, so generation overlaps updates)."""
+        if not self.config.async_rollouts:
+            return self.policy
+        if self.env_workers is None:
+            return sampler_copy(self.policy)
+        from rlvr.agents.ray_rollouts import remote_sampler
+
+        sampler, self._load_sampler, self._stop_sampler = remote_sampler(
+            self.policy, self.config.seed, self.config.threads
+        )
+        return sampler
+
     def _make_collector(self, policy: TrainablePolicy) -> RolloutCollector:
         """The rollout collector: envs in this process, or on the Ray env workers."""
         config = self.config
@@ -315,6 +330,9 @@ class Trainer:
             self.rollouts.close()
             self.rollouts = None
         self.collector.close()
+        if self._stop_sampler is not None:
+            self._stop_sampler()
+            self._stop_sampler = None
         if self.env_workers is not None:
             self.env_workers.close()
             self.env_workers = None
@@ -370,6 +388,7 @@ class Trainer:
                 self.draw_tasks,
                 max_policy_lag=self.config.max_policy_lag,
                 generator=self.sample_generator,
+                load_weights=self._load_sampler,
             )
         return self.rollouts.next()
 

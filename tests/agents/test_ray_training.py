@@ -82,9 +82,12 @@ def test_async_rollouts_lag_one_update_and_are_reweighted(tiny_path, tmp_path):
 
 @pytest.mark.slow
 def test_a_full_async_run_through_ray_writes_its_lag(ray_cluster, tiny_path, tmp_path):
-    result = Trainer(
+    trainer = Trainer(
         config(tiny_path, tmp_path, steps=3, async_rollouts=True, ray="local", env_workers=1)
-    ).run()
+    )
+    # with Ray the sampler is a generator process (remote_sampler): the driver samples nothing
+    assert type(trainer.collector.policy).__name__ == "_RemoteSampling"
+    result = trainer.run()
     rows = [r for r in read_metrics(tmp_path / "metrics.jsonl") if "async/policy_lag" in r]
     assert [r["async/policy_lag"] for r in rows] == [0.0, 1.0, 1.0]
     assert [r["ray/env_workers"] for r in rows] == [1.0] * 3
