@@ -173,7 +173,7 @@ def test_ctrl_c_or_sigterm_leaves_no_ray_process_behind(ray_cluster, signum, sta
         else:
             pytest.fail(f"no env worker started: {others}")
         assert any("raylet" in command for command in others), others
-        time.sleep(2)  # episodes running
+        time.sleep(1)  # episodes running
         driver.send_signal(signum)
         output = driver.communicate(timeout=60)[0].decode()
         assert driver.returncode == status, output[-2000:]
@@ -203,3 +203,19 @@ def test_bench_on_ray_scores_and_rejudges_as_in_process(workers, agent):
     assert again.traces == here.traces
     with pytest.raises(ValueError, match="parallel='threads' or 'serial'"):
         run_suite(suite, agent, parallel="processes", env_host=workers.host)
+
+
+def test_bench_and_eval_command_lines_take_ray(ray_cluster, tmp_path, capsys):
+    from rlvr.cli import main
+
+    db = str(tmp_path / "board.sqlite")
+    bench = ["bench", "--suite", "demo", "--agent", "oracle", "--episodes", "3", "--db", db]
+    assert main([*bench, "--no-progress", "--ray", "--env-workers", "1"]) == 0
+    assert "stored in" in capsys.readouterr().out
+    assert main(["bench", "reverify", "1", "--db", db, "--no-progress", "--ray"]) == 0
+    assert "re-judged as #2" in capsys.readouterr().out
+    evaluated = ["eval", "rlvr/Math-v0", "--episodes", "3", "--no-progress", "--ray"]
+    assert main(evaluated) == 0
+    assert "success rate   1.0000" in capsys.readouterr().out
+    assert main([*bench, "--ray", "--parallel", "processes"]) == 1
+    assert "parallel='threads' or 'serial'" in capsys.readouterr().err
