@@ -12,7 +12,7 @@ Needs the `ray` extra (`pip install 'rlvr-gym[ray]'`); `import rlvr.agents` does
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import ray
 
@@ -90,10 +90,10 @@ def remote_sampler(
     """A sampler for `AsyncRollouts` in a Ray process of its own: (the policy the collector
     samples with, the `load_weights` that publishes weights to it, a function ending it). The
     generator asks Ray for no CPU: like an inference server's GPU, it is not an env worker's."""
-    actor = ray.remote(Generator).options(num_cpus=0).remote(policy, seed, threads)
-    sampling = _RemoteSampling(policy, actor)
+    actor: Any = ray.remote(Generator).options(num_cpus=0).remote(policy, seed, threads)
+    sampling = cast("TrainablePolicy", _RemoteSampling(policy, actor))
 
     def load_weights(state: dict[str, Any]) -> None:
         ray.get(actor.load_weights.remote(state))
 
-    return sampling, load_weights, lambda: ray.kill(actor)  # type: ignore[return-value]
+    return sampling, load_weights, lambda: ray.kill(actor)
