@@ -56,10 +56,11 @@ def run_python(code: str) -> str:
 RAY_OBJECT_STORE_BYTES = 200 * 1024**2
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[ModuleType]:
-    """A Ray instance on this machine for the session's Ray tests (2 CPUs, a small object store,
-    no dashboard), shut down at the end. Without the ray extra: skipped locally, failed in CI."""
+    """A Ray instance on this machine for a test module's Ray tests (2 CPUs, a small object
+    store, no dashboard), shut down after the module, so that no idle Ray processes sit beside
+    the rest of the suite. Without the ray extra: skipped locally, failed in CI."""
     ray = require_extra("ray", "ray")
     ray.init(
         num_cpus=2,
