@@ -12,7 +12,8 @@ Faults: a worker that dies (its process killed, its node lost) is dropped from t
 warning, and each of its running episodes is re-run on a surviving worker: reset with the same
 seed and options (the posed task's fingerprint must match the record's) and replayed up to the
 reply that was in flight. An episode that cannot be re-run (no worker left for it, another task
-posed) ends flagged `infra_error`, never scored 0.
+posed) ends flagged `infra_error`, never scored 0. Replies that kill the worker of their re-run
+too crash the env itself: that stops the run (`EnvWorkersError`), as it would in-process.
 
 Needs the `ray` extra; `import rlvr`, `rlvr.envs` and `rlvr.agents` never import this module.
 """
@@ -414,10 +415,18 @@ class RemoteEnvs:
                     place.kind, place.index, history.start, history.options, history.texts
                 )
             )
-        except (EnvWorkersError, RayActorError) as error:
-            if isinstance(error, RayActorError):
-                self.pool._lose(self.places[position].worker, error)
+        except EnvWorkersError as error:
             return self._lost(history, f"{type(error).__name__}: {error}")
+        except RayActorError as error:
+            # The same replies killed a second worker: the env crashes on them, as it would
+            # in-process. Flagging that infra_error would let a reply excuse itself from its
+            # score, so the run stops as it would without Ray.
+            self.pool._lose(self.places[position].worker, error)
+            raise EnvWorkersError(
+                f"the replies of episode {history.start.episode} killed two env workers (the env "
+                f"crashes on them; in-process the run would stop too); last reply "
+                f"{history.texts[-1]!r:.200}"
+            ) from None
         if fingerprint != history.fingerprint or result is None:
             return self._lost(history, "the re-run env posed another task")
         self.pool.reruns += 1

