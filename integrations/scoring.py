@@ -201,7 +201,7 @@ def judged_env(env_id: str, env_kwargs: Mapping[str, Any]) -> TextEnv:
 
     try:
         env = gym.make(env_id, **dict(env_kwargs)).unwrapped
-    except gym.error.Error as exc:
+    except (gym.error.Error, TypeError) as exc:  # an unknown id or keyword argument
         raise IntegrationConfigError(f"cannot make {env_id!r}: {exc}") from None
     if not isinstance(env, TextEnv) or env.judge is None:
         env.close()

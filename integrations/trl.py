@@ -26,7 +26,6 @@ None of this imports TRL; `dataset` imports `datasets`.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -261,8 +260,10 @@ class ToolEnvironment:
     def __del__(self) -> None:  # TRL never closes its environments
         env = getattr(self, "_env", None)
         if env is not None:
-            with contextlib.suppress(Exception):
+            try:  # noqa: SIM105  (not contextlib: at interpreter exit it may be gone already)
                 env.close()
+            except Exception:
+                pass
 
 
 def _tool_method(tool: Any) -> Callable[..., str]:
