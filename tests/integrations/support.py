@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 
 from rlvr.integrations.columns import decode_task
 
@@ -29,32 +28,49 @@ def reference_replies(env_id: str, rows: Sequence[Mapping[str, Any]], **env_kwar
 def overfit_tiny(
     env_id: str, rows: Sequence[Mapping[str, Any]], folder: Path, *, steps: int = 200, **env_kwargs
 ) -> Path:
-    """A tiny Qwen2 (tokenizer trained on the rows' text) after `steps` supervised steps on
-    the rows' prompts and reference replies; saved to `folder`."""
+    """A tiny model after `steps` supervised steps on the rows' prompts and reference replies."""
+    replies = reference_replies(env_id, rows, **env_kwargs)
+    prompts = [list(row["prompt"]) for row in rows]
+    conversations = [
+        [*prompt, {"role": "assistant", "content": reply}]
+        for prompt, reply in zip(prompts, replies)
+    ]
+    return overfit_conversations(conversations, prompts, folder, steps=steps)
+
+
+def overfit_conversations(
+    conversations: Sequence[Sequence[Mapping[str, Any]]],
+    prompts: Sequence[Sequence[Mapping[str, Any]]],
+    folder: Path,
+    *,
+    steps: int = 200,
+) -> Path:
+    """A tiny model (tokenizer trained on the conversations) after `steps` supervised steps on
+    each whole conversation after its prompt."""
     import torch
 
     from rlvr.agents.hf import HFPolicy
     from rlvr.agents.tiny import TinyModelConfig, _supervised_loss, build_model, train_tokenizer
 
-    replies = reference_replies(env_id, rows, **env_kwargs)
-    prompts = [list(row["prompt"]) for row in rows]
-    corpus = [m["content"] for prompt in prompts for m in prompt] + replies
-    config = TinyModelConfig(hidden_size=64, intermediate_size=128, layers=2, max_positions=1024)
-    tokenizer = train_tokenizer(corpus, config.vocab_size)
+    def render(tokenizer: Any, messages: Any, **kwargs: Any) -> str:
+        return tokenizer.apply_chat_template(list(messages), tokenize=False, **kwargs)
+
+    corpus = [m["content"] for conversation in conversations for m in conversation]
+    tokenizer = train_tokenizer(corpus, 512)
+    config = TinyModelConfig(hidden_size=64, intermediate_size=128, layers=2, max_positions=2048)
     policy = HFPolicy(build_model(tokenizer, config, seed=0), tokenizer, seed=0)
-    eos = tokenizer.eos_token_id
-    examples = [
-        (policy.encode_prompt(prompt), [*policy._encode(reply), eos])
-        for prompt, reply in zip(prompts, replies)
-    ]
+    examples = []
+    for conversation, prompt in zip(conversations, prompts):
+        opening = render(tokenizer, prompt, add_generation_prompt=True)
+        whole = render(tokenizer, conversation)
+        assert whole.startswith(opening), "the chat template must extend the prompt"
+        examples.append((policy._encode(opening), policy._encode(whole[len(opening) :])))
     optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=1e-2)
-    rng = np.random.default_rng(0)
     policy.model.train()
     with torch.random.fork_rng():
         torch.manual_seed(0)
         for _ in range(steps):
-            batch = [examples[i] for i in rng.permutation(len(examples))]
-            loss = _supervised_loss(policy, batch)
+            loss = _supervised_loss(policy, examples)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()

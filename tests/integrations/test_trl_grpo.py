@@ -78,7 +78,7 @@ def check_logged_rewards(env_id: str, env_kwargs: dict[str, Any], trainer: Any, 
 def test_grpo_on_math_logs_the_math_verifiers_verdicts(tmp_path):
     kwargs = {**MATH_KWARGS, "format_weight": 0.2}
     trainer, rows = train_grpo(
-        "rlvr/Math-v0", kwargs, tmp_path, max_completion_length=24, temperature=0.8
+        "rlvr/Math-v0", kwargs, tmp_path, max_completion_length=24, temperature=1.5
     )
     outcomes = check_logged_rewards("rlvr/Math-v0", kwargs, trainer, rows)
     assert set(trainer._logs["rewards"]) == {"correctness", "format"}
