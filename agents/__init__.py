@@ -1,13 +1,15 @@
-"""Agents: the `Policy` protocol, scripted baselines, and (with the `agents` extra) LLM policies,
-rollouts and learners. Importing this package does not import torch: the torch-backed names
-below load their module on first use. (The functions `rlvr.agents.train.train` and
-`rlvr.agents.evaluate.evaluate` live in modules of the same name; import them from there.)"""
+"""Agents: the `Policy` protocol, the table of agent kinds, scripted baselines, and (with the
+`agents` extra) LLM policies, rollouts and learners. Importing this package imports the protocol
+and the kinds' table only: every other name below loads its module on first use, so neither
+torch nor a policy is imported until asked for. (The function `rlvr.agents.train.train` lives in
+a module of the same name; evaluation, `rlvr.rollout.evaluate`, lives beside the episode loop.)"""
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rlvr.agents.kinds import AgentKind, make_policy, register_agent
 from rlvr.agents.policy import (
     Completion,
     Conversation,
@@ -18,9 +20,14 @@ from rlvr.agents.policy import (
     SamplingParams,
     TrainablePolicy,
 )
-from rlvr.agents.scripted import FixedPolicy, OraclePolicy, RandomPolicy
+
+if TYPE_CHECKING:
+    from rlvr.agents.scripted import FixedPolicy, OraclePolicy, RandomPolicy
 
 _LAZY = {
+    "FixedPolicy": "rlvr.agents.scripted",
+    "OraclePolicy": "rlvr.agents.scripted",
+    "RandomPolicy": "rlvr.agents.scripted",
     "HFPolicy": "rlvr.agents.hf",
     "LoraSettings": "rlvr.agents.hf",
     "OpenAIChatPolicy": "rlvr.agents.openai_chat",
@@ -41,6 +48,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AgentKind",
     "Completion",
     "Conversation",
     "EnvAware",
@@ -61,4 +69,6 @@ __all__ = [
     "SamplingParams",
     "TrainConfig",
     "TrainablePolicy",
+    "make_policy",
+    "register_agent",
 ]

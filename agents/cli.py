@@ -22,9 +22,9 @@ from rlvr.config import cli, defer
 
 
 def _agent_help() -> str:
-    from rlvr.agents.registry import AGENT_SPECS
+    from rlvr.agents.kinds import agent_specs
 
-    return "One of: " + ", ".join(AGENT_SPECS) + "."
+    return f"One of: {agent_specs()}."
 
 
 @dataclass(frozen=True)
@@ -125,9 +125,9 @@ def _fail(exc: Exception) -> int:
 def run_eval(config: EvalConfig, args: argparse.Namespace) -> int:
     import rlvr  # noqa: F401  (registers the environments)
     from rlvr.agents.errors import AgentError
-    from rlvr.agents.evaluate import evaluate
-    from rlvr.agents.registry import make_policy
+    from rlvr.agents.kinds import make_policy
     from rlvr.agents.rollouts import EnvSpec, check_env_specs
+    from rlvr.rollout import evaluate
 
     try:  # bad input is reported in one line
         check_env_specs(

@@ -2,7 +2,8 @@
 
 `RolloutCollector.collect(tasks)` plays `group_size` episodes of each task (the same env and
 seed, so the same problem: the group baseline GRPO needs), single- or multi-turn, all batched. It
-uses the evaluation loop (`rlvr.agents.evaluate.play_episodes`) with a token-level actor:
+uses the episode loop of evaluation and leaderboard replay (`rlvr.rollout.play_episodes`) with a
+token-level actor:
 
 - the first prompt is the chat template applied to the env's opening messages;
 - every reply is sampled from the episode's running ids, and its ids go in with loss mask 1;
@@ -21,9 +22,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from rlvr.agents.evaluate import EpisodeRecord, play_episodes
-from rlvr.agents.policy import Completion, Conversation, SamplingParams, TrainablePolicy
+from rlvr.agents.policy import Completion, SamplingParams, TrainablePolicy
 from rlvr.config import cli
+from rlvr.rollout import EpisodeRecord, Start, play_episodes
 
 
 @dataclass(frozen=True)
@@ -152,10 +153,10 @@ class _TokenActor:
         self.generator = generator
         self.traces = [_Trace() for _ in range(size)]
 
-    def __call__(self, active: list[int], conversations: list[Conversation]) -> list[Completion]:
+    def __call__(self, active: list[int], records: list[EpisodeRecord]) -> list[Completion | None]:
         opening: dict[str, list[int]] = {}  # the G episodes of a group share their prompt
-        for i, conversation in zip(active, conversations):
-            trace = self.traces[i]
+        for i, record in zip(active, records):
+            trace, conversation = self.traces[i], record.messages
             if not trace.token_ids:
                 key = repr(conversation)
                 if key not in opening:
@@ -172,7 +173,7 @@ class _TokenActor:
         samples = self.policy.sample(
             [self.traces[i].token_ids for i in active], self.sampling, self.generator
         )
-        replies = []
+        replies: list[Completion | None] = []
         for i, sample in zip(active, samples):
             trace = self.traces[i]
             trace.extend(sample.token_ids, generated=True, logprobs=sample.logprobs)
@@ -219,7 +220,9 @@ class RolloutCollector:
         for _, spec, _ in slots:
             envs.append(self._env(spec, used.get(spec, 0)))
             used[spec] = used.get(spec, 0) + 1
-        starts = [(group, i % self.group_size, seed) for i, (group, _, seed) in enumerate(slots)]
+        starts = [
+            Start(group, i % self.group_size, seed) for i, (group, _, seed) in enumerate(slots)
+        ]
         actor = _TokenActor(self.policy, len(envs), self.sampling, generator)
         records = play_episodes(envs, starts, actor, max_turns=self.max_turns)
         return [

@@ -213,7 +213,7 @@ def warm_start(
     log: Callable[[str], None] | None = None,
 ) -> list[dict[str, float]]:
     """Supervised steps on reference replies (loss on reply tokens only). Returns the eval log."""
-    from rlvr.agents.evaluate import evaluate
+    from rlvr.rollout import evaluate
 
     rng = np.random.default_rng(seed)
     size = min(max(config.steps * config.batch_size, config.batch_size), config.pool_size)

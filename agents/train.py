@@ -30,7 +30,6 @@ import numpy as np
 import torch
 
 from rlvr.agents.errors import InfraErrorRateError, TrainingError
-from rlvr.agents.evaluate import evaluate
 from rlvr.agents.hf import HFPolicy, LoraSettings, _quiet_transformers
 from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner
 from rlvr.agents.learners.ppo import PPOConfig, PPOLearner
@@ -38,6 +37,7 @@ from rlvr.agents.metrics import MetricsLog, plot_learning_curves
 from rlvr.agents.policy import SamplingParams, TrainablePolicy
 from rlvr.agents.rollouts import EnvSpec, Episode, RolloutCollector, check_env_specs
 from rlvr.config import ConfigError, cli, differences, dump, write_config
+from rlvr.rollout import evaluate
 
 Algo = Literal["grpo", "ppo"]
 ALGOS: tuple[str, ...] = get_args(Algo)

@@ -1,10 +1,13 @@
-"""How much each parallel mode of `rlvr bench` helps a scripted agent.
+"""How much each parallel mode of `rlvr bench` helps a scripted agent, and of re-judging.
 
 A scripted agent costs nothing, so the time goes into the verifier: here a sympy check of an
 algebraic identity per reply (CPU-bound Python, like the math and SQL verifiers). The same suite
-runs serially (the baseline), in threads and in processes, interleaved, `--repeats` times; the
-table gives median wall seconds, CPU seconds (this process and its workers), episodes per second
-and the speed-up over serial. Wall-clock gains need idle cores: the load average is printed.
+runs serially (the baseline), in threads and in processes, and its result is re-judged
+(`reverify`: the stored replies replayed) serially and in processes, interleaved, `--repeats`
+times; the table gives median wall seconds, CPU seconds (this process and its workers), episodes
+per second and the speed-up over serial. Wall-clock gains need idle cores: the load average is
+printed. It uses the public API only, so it can time another checkout (run it with that
+checkout's `rlvr` first on PYTHONPATH).
 
     .venv/bin/python benchmarks/leaderboard_parallel.py [--episodes 200] [--repeats 3]
 """
@@ -23,7 +26,7 @@ os.environ.setdefault("SYMPY_USE_CACHE", "no")
 import sympy
 
 from rlvr.envs import register_task_env
-from rlvr.leaderboards import parse_suite, run_suite
+from rlvr.leaderboards import parse_suite, reverify, run_suite
 from rlvr.verifiers.types import Task, Verdict
 
 ENV_ID = "bench/Identity-v0"
@@ -60,27 +63,38 @@ def main() -> None:
         f'[[envs]]\nid = "{ENV_ID}"\n[[envs]]\nid = "{ENV_ID}"\nlabel = "second"\nseed = 1\n'
     )
     episodes = sum(env.episodes for env in suite.envs)
-    modes = (("serial", 1), ("threads", 2), ("processes", 2))
-    seconds: dict[tuple[str, int], list[float]] = {mode: [] for mode in modes}
-    cpu: dict[tuple[str, int], list[float]] = {mode: [] for mode in modes}
+    modes = (
+        ("bench", "serial", 1),
+        ("bench", "threads", 2),
+        ("bench", "processes", 2),
+        ("reverify", "serial", 1),
+        ("reverify", "processes", 2),
+    )
+    seconds: dict[tuple[str, str, int], list[float]] = {mode: [] for mode in modes}
+    cpu: dict[tuple[str, str, int], list[float]] = {mode: [] for mode in modes}
     scores = set()
     for _ in range(args.repeats):
+        result = None
         for mode in modes:  # interleaved, so load from other work hits every mode alike
+            command, parallel, workers = mode
             started, cpu_started = time.perf_counter(), _cpu_seconds()
-            result = run_suite(suite, "oracle", parallel=mode[0], workers=mode[1])
+            if command == "bench":
+                done = result = run_suite(suite, "oracle", parallel=parallel, workers=workers)
+            else:
+                done = reverify(result, parallel=parallel, workers=workers)
             seconds[mode].append(time.perf_counter() - started)
             cpu[mode].append(_cpu_seconds() - cpu_started)
-            scores.add(result.score)
+            scores.add(done.score)
     assert scores == {1.0}, f"the oracle must score 1.0, got {scores}"
-    baseline = statistics.median(seconds[modes[0]])
     print(f"{episodes} episodes (oracle, sympy verifier), median of {args.repeats} runs")
     print(f"load average before the last run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    print(f"{'mode':<14} {'seconds':>8} {'cpu s':>7} {'episodes/s':>11} {'vs serial':>10}")
+    print(f"{'mode':<23} {'seconds':>8} {'cpu s':>7} {'episodes/s':>11} {'vs serial':>10}")
     for mode in modes:
         median = statistics.median(seconds[mode])
-        name = f"{mode[0]} x{mode[1]}"
+        baseline = statistics.median(seconds[(mode[0], "serial", 1)])
+        name = f"{mode[0]} {mode[1]} x{mode[2]}"
         print(
-            f"{name:<14} {median:>8.2f} {statistics.median(cpu[mode]):>7.2f} "
+            f"{name:<23} {median:>8.2f} {statistics.median(cpu[mode]):>7.2f} "
             f"{episodes / median:>11.1f} {baseline / median:>9.2f}x"
         )
 

@@ -154,8 +154,8 @@ def run_worker(args: argparse.Namespace) -> dict:
 
 
 def heldout_success(args: argparse.Namespace, policy: Any) -> float:
-    from rlvr.agents.evaluate import evaluate
     from rlvr.agents.policy import SamplingParams
+    from rlvr.rollout import evaluate
 
     report = evaluate(
         args.env,

@@ -124,9 +124,9 @@ def _id_list(text: str) -> list[int]:
 
 
 def _agent_help() -> str:
-    from rlvr.agents.registry import AGENT_SPECS
+    from rlvr.agents.kinds import agent_specs
 
-    return "agent spec: " + ", ".join(AGENT_SPECS)
+    return f"agent spec: {agent_specs()}"
 
 
 SAVED_ASIDE = 3

@@ -22,9 +22,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from rlvr.agents.evaluate import EpisodeRecord
 from rlvr.envs.core import TextEnv
 from rlvr.envs.judge import fallback_version, qualname
+from rlvr.rollout import EpisodeRecord
 
 
 def package_version() -> str:

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from rlvr.agents.evaluate import EpisodeRecord, EvalReport
 from rlvr.leaderboards.provenance import dataset_hash, traces_digest
 from rlvr.leaderboards.suites import Bootstrap, Suite, SuiteEnv
+from rlvr.rollout import EpisodeRecord, EvalReport
 
 
 @dataclass

@@ -3,7 +3,8 @@
 Work is cut into shards of at most `SHARD_EPISODES` tasks of one env. The cut depends only on the
 suite, never on the number of workers, so a run gives the same result however it is spread.
 
-Which parallelism helps depends on where the time goes:
+Which parallelism helps depends on where the time goes, so each agent kind says how it runs
+(`rlvr.agents.kinds.AgentKind`: `parallelism`, `shared`):
 
 - Scripted agents (`oracle`, `random`, `fixed:`) cost nothing; the time is spent in the envs and
   verifiers (sympy, SQL, test harnesses), which is Python CPU work held by the GIL. Shards run in
@@ -14,7 +15,9 @@ Which parallelism helps depends on where the time goes:
   batched `generate` already uses every core (or the GPU). Shards run **serially** with one shared
   policy; the batch inside each shard is where its parallelism lives.
 
-Re-verification runs no agent, only envs and verifiers, so it uses processes too.
+Both running and re-judging play their episodes with `rlvr.rollout`'s loop: a run with the
+agent's policy, a re-judging with an actor that gives back the stored replies. Re-verification
+runs no agent, only envs and verifiers, so it uses processes too.
 """
 
 from __future__ import annotations
@@ -29,30 +32,18 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPool
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-import gymnasium as gym
-
-from rlvr.agents.evaluate import EpisodeRecord, EvalReport, evaluate, task_fingerprint
-from rlvr.agents.policy import Policy, SamplingParams
+from rlvr.agents.kinds import AgentKind, agent_kind, make_policy
+from rlvr.agents.policy import Completion, Policy, SamplingParams
 from rlvr.leaderboards.errors import LeaderboardError, ReverifyError
 from rlvr.leaderboards.provenance import code_info, probe_env, prompt_messages
 from rlvr.leaderboards.results import BenchResult, EnvRun, score_runs, traces_mismatch
 from rlvr.leaderboards.suites import Suite, SuiteEnv
+from rlvr.rollout import EpisodeRecord, EvalReport, Start, evaluate, run_episodes
 
 SHARD_EPISODES = 50
 """Tasks per unit of work (fixed, so results never depend on the number of workers)."""
 
 PARALLEL_MODES = ("auto", "processes", "threads", "serial")
-
-# How `auto` runs an agent spec, by its kind (the part before ':'); unknown kinds run serially.
-AUTO_PARALLELISM = {
-    "oracle": "processes",
-    "random": "processes",
-    "fixed": "processes",
-    "openai": "threads",
-    "hf": "serial",
-}
-# Kinds whose policy is built once and shared by every shard (loading is the expensive part).
-SHARED_POLICY_KINDS = frozenset({"hf"})
 
 
 @dataclass
@@ -99,16 +90,16 @@ def run_suite(
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     spec = agent if isinstance(agent, str) else None
-    kind = spec.partition(":")[0] if spec is not None else None
+    kind = agent_kind(spec) if spec is not None else None
     mode = _choose_mode(parallel, kind)
-    shares_policy = spec is None or kind in SHARED_POLICY_KINDS
+    shares_policy = kind is None or kind.shared
     if mode == "processes" and shares_policy:  # refuse before loading a model for nothing
         raise ValueError(
             "parallel='processes' rebuilds the policy in each worker from a spec string; this "
             f"agent ({spec or type(agent).__name__}) is built once and shared: use "
             "parallel='serial' or 'threads'"
         )
-    described = _build_policy(spec) if spec is not None else agent
+    described = make_policy(spec) if spec is not None else agent
     shared = described if shares_policy else None
     shards = [
         Shard(env, first, count, suite.samples, suite.sampling, spec, batch_size, shared)
@@ -232,14 +223,14 @@ def _check_judged(result: BenchResult, runs: Sequence[EnvRun]) -> None:
 # --- planning -------------------------------------------------------------------------------------
 
 
-def _choose_mode(parallel: str, kind: str | None) -> str:
+def _choose_mode(parallel: str, kind: AgentKind | None) -> str:
     if parallel not in PARALLEL_MODES:
         raise ValueError(f"parallel must be one of {PARALLEL_MODES}, got {parallel!r}")
     if parallel != "auto":
         return parallel
     if kind is None:  # a Policy object: its thread safety is unknown
         return "serial"
-    return AUTO_PARALLELISM.get(kind, "serial")
+    return kind.parallelism
 
 
 def _cut(episodes: int) -> list[tuple[int, int]]:
@@ -251,12 +242,6 @@ def _cut(episodes: int) -> list[tuple[int, int]]:
 
 def _episode_total(result: BenchResult) -> int:
     return sum(len(records) for records in result.traces.values())
-
-
-def _build_policy(spec: str) -> Policy:
-    from rlvr.agents.registry import make_policy
-
-    return make_policy(spec)
 
 
 def _describe_agent(
@@ -397,7 +382,7 @@ def _evaluate_shard(
     shard: Shard, tick: Callable[[int], Any] | None
 ) -> tuple[list[EpisodeRecord], dict[str, Any]]:
     env = shard.env
-    policy = shard.policy if shard.policy is not None else _build_policy(shard.agent_spec or "")
+    policy = shard.policy if shard.policy is not None else make_policy(shard.agent_spec or "")
     first = shard.first
     report = evaluate(
         env.id,
@@ -415,54 +400,66 @@ def _evaluate_shard(
     return [replace(r, episode=r.episode + first) for r in report.episodes], report.env_info
 
 
+REPLAY_BATCH = 1
+"""Envs a re-judging shard plays at once: the replies are stored, so a batch would save no
+generation, only cost envs."""
+
+
 def _replay(
     shard: Shard, tick: Callable[[int], Any] | None
 ) -> tuple[list[EpisodeRecord], dict[str, Any]]:
-    env_entry = shard.env
-    env = gym.make(env_entry.id, **dict(env_entry.kwargs))
-    try:
-        info_probe = probe_env(env)
-        replayed = []
-        for stored in shard.records or []:
-            replayed.append(_replay_episode(env, env_entry, stored))
-            if tick is not None:
-                tick(1)
-        return replayed, info_probe
-    finally:
-        env.close()
-
-
-def _replay_episode(env: gym.Env, entry: SuiteEnv, stored: EpisodeRecord) -> EpisodeRecord:
-    options = {"task_index": stored.episode} if entry.index_tasks else None
-    _, info = env.reset(seed=stored.seed, options=options)
-    prompt = prompt_messages(info["messages"])
-    if info["task_id"] != stored.task_id or prompt != prompt_messages(stored.messages):
-        raise ReverifyError(
-            f"{entry.label} episode {stored.episode} (seed {stored.seed}) now poses task "
-            f"{info['task_id']!r}, not the stored {stored.task_id!r}: the env's tasks changed, so "
-            "the stored replies answer other questions. Run the benchmark again instead"
-        )
-    record = replace(
-        stored, rewards=[], verdict=None, infra_error=False, truncated=False, messages=[]
+    entry, stored = shard.env, shard.records or []
+    actor = ReplayActor(entry.label, stored)
+    report = run_episodes(
+        entry.id,
+        [Start(record.episode, record.sample, record.seed) for record in stored],
+        lambda _: actor,
+        env_kwargs=entry.kwargs,
+        batch_size=REPLAY_BATCH,
+        reset_options=(lambda episode: {"task_index": episode}) if entry.index_tasks else None,
+        on_episode=(lambda _: tick(1)) if tick is not None else None,
+        env_probe=probe_env,
     )
-    record.task_hash = task_fingerprint(env)
-    replies = [m["content"] for m in stored.messages if m.get("role") == "assistant"]
-    done = False
-    for reply in replies:
-        _, reward, terminated, truncated, info = env.step(reply)
-        record.rewards.append(float(reward))
-        record.verdict = info.get("verdict", record.verdict)
-        record.infra_error = record.infra_error or bool(info["infra_error"])
-        record.messages = info["messages"]
-        done = terminated or truncated
-        record.truncated = bool(truncated)
-        if done:
-            break
-    if not done:  # the env wants more replies than the agent gave: nothing more to replay
-        record.truncated = True
-    if not record.messages:
-        record.messages = info["messages"]
-    return record
+    # Generation cost belongs to the original run: the replay generated nothing.
+    replayed = [
+        replace(record, completion_tokens=old.completion_tokens, prompt_tokens=old.prompt_tokens)
+        for record, old in zip(report.episodes, stored)
+    ]
+    return replayed, report.env_info
+
+
+class ReplayActor:
+    """The actor of a re-judging: it gives each episode its stored replies again, in order, and
+    None once they are used up (the env wanted more than the agent gave: the episode stops,
+    truncated). An episode whose env now poses another task is refused (`ReverifyError`): its
+    stored replies answer another question."""
+
+    def __init__(self, label: str, stored: Sequence[EpisodeRecord]) -> None:
+        self.label = label
+        self.stored = {(record.episode, record.sample): record for record in stored}
+        self.replies = {
+            key: [m["content"] for m in record.messages if m.get("role") == "assistant"]
+            for key, record in self.stored.items()
+        }
+
+    def __call__(self, active: list[int], records: list[EpisodeRecord]) -> list[Completion | None]:
+        return [self._reply(record) for record in records]
+
+    def _reply(self, record: EpisodeRecord) -> Completion | None:
+        key = (record.episode, record.sample)
+        if record.turns == 0:
+            self._check_task(record, self.stored[key])
+        replies = self.replies[key]
+        return Completion(replies[record.turns]) if record.turns < len(replies) else None
+
+    def _check_task(self, record: EpisodeRecord, stored: EpisodeRecord) -> None:
+        same_prompt = prompt_messages(record.messages) == prompt_messages(stored.messages)
+        if record.task_id != stored.task_id or not same_prompt:
+            raise ReverifyError(
+                f"{self.label} episode {stored.episode} (seed {stored.seed}) now poses task "
+                f"{record.task_id!r}, not the stored {stored.task_id!r}: the env's tasks changed, "
+                "so the stored replies answer other questions. Run the benchmark again instead"
+            )
 
 
 def _merge(suite: Suite, outcomes: Sequence[ShardOutcome]) -> list[EnvRun]:

@@ -26,9 +26,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rlvr.agents.evaluate import EpisodeRecord
 from rlvr.leaderboards.errors import StoreError
 from rlvr.leaderboards.results import BenchResult
+from rlvr.rollout import EpisodeRecord
 
 DB_ENV_VAR = "RLVR_LEADERBOARD_DB"
 SCHEMA_VERSION = 1

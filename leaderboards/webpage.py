@@ -25,7 +25,6 @@ from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
 
-from rlvr.agents.evaluate import EpisodeRecord
 from rlvr.leaderboards.audited import audit_lines
 from rlvr.leaderboards.results import BenchResult
 from rlvr.leaderboards.views import (
@@ -36,6 +35,7 @@ from rlvr.leaderboards.views import (
     printable,
     suite_header,
 )
+from rlvr.rollout import EpisodeRecord
 
 TracesLoader = Callable[[int, str], Iterable[EpisodeRecord]]
 """`load(result_id, env_label)`: that env's episodes in order (`ResultStore.iter_traces`)."""

@@ -4,13 +4,16 @@ Tests that need a service (Docker engine, PostgreSQL, Chromium, bubblewrap) call
 `require_service(...)`: locally a missing service skips the test with the reason; in CI
 (`CI=true`) it fails it, because CI installs every service and a skip there would hide a breakage.
 Tests that need an optional extra (`datasets`, `postgres`, ...) call `require_extra(...)` for the
-same reason instead of `pytest.importorskip`.
+same reason instead of `pytest.importorskip`. `run_python(code)` runs code in a fresh interpreter
+(for what a process imports).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import subprocess
+import sys
 from types import ModuleType
 
 import pytest
@@ -38,3 +41,11 @@ def require_extra(module: str, extra: str) -> ModuleType:
         if IN_CI:
             pytest.fail(f"{message} (CI=true: .ci/setup-venv.sh should have installed it)")
         pytest.skip(message)
+
+
+def run_python(code: str) -> str:
+    """Run `code` in a fresh interpreter and return what it printed; fail the calling test with
+    its error output (an assertion's message shows there) if it exits non-zero."""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout

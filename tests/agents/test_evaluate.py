@@ -5,10 +5,10 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 
-from rlvr.agents import FixedPolicy, OraclePolicy, RandomPolicy, SamplingParams
-from rlvr.agents.evaluate import _pass_at_k, evaluate
-from rlvr.agents.registry import make_policy
+from rlvr.agents import Completion, FixedPolicy, OraclePolicy, RandomPolicy, SamplingParams
+from rlvr.agents.kinds import make_policy
 from rlvr.envs import register_task_env
+from rlvr.rollout import Start, _pass_at_k, evaluate, play_episodes
 from tests.envs.toy_envs import CAPITALS, GuessNumberEnv, exact_match
 
 
@@ -115,3 +115,22 @@ def test_rlvr_eval_reports_bad_input_in_one_line(env_ids, capsys, arguments, mes
     assert main(["eval", *arguments, "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err
+
+
+def test_the_loop_shows_the_actor_each_running_record_and_stops_an_episode_it_gives_up(env_ids):
+    """`play_episodes`' actor contract: it sees each running episode's record, one reply each;
+    None stops that episode (truncated) while the others go on."""
+    envs = [gym.make(env_ids["multi"]) for _ in range(3)]
+    seen: list[tuple[int, int, int]] = []
+
+    def act(active, records):
+        seen.extend((i, record.episode, record.turns) for i, record in zip(active, records))
+        return [None if i == 1 else Completion("0") for i in active]  # 0 is never the secret
+
+    records = play_episodes(envs, [Start(7, 0, 1), Start(8, 0, 2), Start(9, 1, 2)], act)
+    assert [(r.episode, r.sample, r.seed) for r in records] == [(7, 0, 1), (8, 0, 2), (9, 1, 2)]
+    assert [r.turns for r in records] == [6, 0, 6] and all(r.truncated for r in records)
+    assert records[1].messages[-1]["role"] == "user"  # stopped before a reply: the task alone
+    assert seen[:3] == [(0, 7, 0), (1, 8, 0), (2, 9, 0)] and seen[3:5] == [(0, 7, 1), (2, 9, 1)]
+    with pytest.raises(RuntimeError, match="gave 1 replies for 3 running episodes"):
+        play_episodes(envs, [Start(0, 0, 0)] * 3, lambda active, records: [Completion("1")])

@@ -9,8 +9,8 @@ torch = pytest.importorskip("torch")
 from rlvr.agents import Policy, SamplingParams  # noqa: E402
 from rlvr.agents.errors import PolicyError  # noqa: E402
 from rlvr.agents.hf import HFPolicy, LoraSettings  # noqa: E402
+from rlvr.agents.kinds import make_policy  # noqa: E402
 from rlvr.agents.learners.common import forward, make_batch  # noqa: E402
-from rlvr.agents.registry import make_policy  # noqa: E402
 from rlvr.agents.rollouts import EnvSpec, RolloutCollector  # noqa: E402
 
 GREEDY = SamplingParams(temperature=0.0, max_new_tokens=12)
@@ -89,8 +89,8 @@ def test_sampled_logprobs_match_a_training_forward(policy):
 
 
 def _fake_episode(ids, prompt_length):
-    from rlvr.agents.evaluate import EpisodeRecord
     from rlvr.agents.rollouts import Episode
+    from rlvr.rollout import EpisodeRecord
 
     record = EpisodeRecord(0, 0, 0, "t", [], [0.0], None, False, False)
     mask = [0] * prompt_length + [1] * (len(ids) - prompt_length)

@@ -4,23 +4,17 @@ Gymnasium or the envs; and `import rlvr` still registering every env."""
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
 
 from rlvr.builtin_envs import rlvr_env_ids
 from rlvr.verifiers.math.pool import WORKER_COMMAND
-
-
-def run(code: str) -> None:
-    """Run `code` in a fresh interpreter; its assertion messages show on failure."""
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+from tests.conftest import run_python
 
 
 def test_importing_agents_and_the_cli_does_not_import_torch():
-    run(
-        "import sys, rlvr, rlvr.agents, rlvr.agents.registry, rlvr.agents.learners, rlvr.cli\n"
+    run_python(
+        "import sys, rlvr, rlvr.agents, rlvr.agents.kinds, rlvr.agents.learners, rlvr.cli\n"
         "rlvr.cli.build_parser()\n"
         "heavy = [m for m in ('torch', 'transformers', 'peft') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
@@ -42,7 +36,7 @@ def test_importing_agents_and_the_cli_does_not_import_torch():
     ],
 )
 def test_the_lower_layers_import_without_gymnasium_or_the_envs(modules):
-    run(
+    run_python(
         f"import sys, {modules}\n"
         "heavy = [m for m in ('gymnasium', 'rlvr.envs', 'numpy', 'torch') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
@@ -70,7 +64,7 @@ def test_the_math_worker_process_starts_without_gymnasium_or_the_envs():
     ],
 )
 def test_import_rlvr_still_registers_every_env(code):
-    run(
+    run_python(
         f"{code}\n"
         f"missing = [i for i in {rlvr_env_ids()!r} if i not in gym.registry]\n"
         "assert not missing, missing\n"
@@ -80,7 +74,7 @@ def test_import_rlvr_still_registers_every_env(code):
 
 
 def test_gymnasium_keeps_its_own_loader_and_the_hook_goes_away():
-    run(
+    run_python(
         "import sys, inspect, rlvr, gymnasium\n"
         "from rlvr import _import_hook\n"
         "assert type(gymnasium.__loader__).__name__ == 'SourceFileLoader', gymnasium.__loader__\n"
@@ -91,7 +85,7 @@ def test_gymnasium_keeps_its_own_loader_and_the_hook_goes_away():
 
 
 def test_subpackages_are_attributes_of_a_bare_import_rlvr():
-    run(
+    run_python(
         "import sys, rlvr\n"
         "assert 'rlvr.envs' not in sys.modules\n"
         "assert rlvr.envs.check_env.__name__ == 'check_env'\n"

@@ -8,7 +8,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from rlvr.agents.evaluate import EpisodeRecord  # noqa: E402
 from rlvr.agents.learners.common import approx_kl, make_batch, masked_whiten  # noqa: E402
 from rlvr.agents.learners.grpo import (  # noqa: E402
     GRPOConfig,
@@ -18,6 +17,7 @@ from rlvr.agents.learners.grpo import (  # noqa: E402
 )
 from rlvr.agents.learners.ppo import PPOConfig, gae, value_loss  # noqa: E402
 from rlvr.agents.rollouts import Episode  # noqa: E402
+from rlvr.rollout import EpisodeRecord  # noqa: E402
 
 
 def test_group_advantages_normalise_within_each_group():

@@ -11,9 +11,9 @@ import pytest
 
 from rlvr.agents import SamplingParams
 from rlvr.agents.errors import PolicyError
-from rlvr.agents.evaluate import evaluate
+from rlvr.agents.kinds import make_policy
 from rlvr.agents.openai_chat import OpenAIChatPolicy
-from rlvr.agents.registry import make_policy
+from rlvr.rollout import evaluate
 
 
 class ChatServer:

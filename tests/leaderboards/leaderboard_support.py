@@ -15,7 +15,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -92,7 +92,11 @@ def fixed_yes_verifier() -> Iterator[YesVerifier]:
 
 
 class CountingPolicy:
-    """Replies 'yes', reporting token counts like a model would (3 generated, 10 prompt)."""
+    """Replies `reply()` ('yes' by default), reporting token counts like a model would (3
+    generated, 10 prompt)."""
+
+    def __init__(self, reply: Callable[[], str] = lambda: "yes") -> None:
+        self.reply = reply
 
     def generate(
         self,
@@ -102,7 +106,7 @@ class CountingPolicy:
     ) -> list[list[Completion]]:
         return [
             [
-                Completion("yes", token_ids=[1, 2, 3], metadata={"prompt_tokens": 10})
+                Completion(self.reply(), token_ids=[1, 2, 3], metadata={"prompt_tokens": 10})
                 for _ in range(n)
             ]
             for _ in conversations

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from rlvr.agents import FixedPolicy
+from rlvr.agents.kinds import AGENT_KINDS, agent_kind, register_agent
 from rlvr.leaderboards import (
     ReverifyError,
     SuiteError,
@@ -103,9 +105,9 @@ def test_parallel_modes_give_identical_results(toy, monkeypatch) -> None:
 
 
 def test_auto_parallelism_by_agent_kind(toy) -> None:
-    assert runner_module._choose_mode("auto", "random") == "processes"
-    assert runner_module._choose_mode("auto", "openai") == "threads"
-    assert runner_module._choose_mode("auto", "hf") == "serial"
+    assert runner_module._choose_mode("auto", agent_kind("random")) == "processes"
+    assert runner_module._choose_mode("auto", agent_kind("openai:http://x")) == "threads"
+    assert runner_module._choose_mode("auto", agent_kind("hf:runs/tiny")) == "serial"
     assert runner_module._choose_mode("auto", None) == "serial"
     with pytest.raises(ValueError, match="built once and shared"):
         run_suite(toy, CountingPolicy(), parallel="processes")
@@ -113,6 +115,28 @@ def test_auto_parallelism_by_agent_kind(toy) -> None:
         run_suite(toy, "hf:/no/such/model", parallel="processes")
     with pytest.raises(ValueError, match="parallel must be one of"):
         run_suite(toy, "oracle", parallel="gpu")
+
+
+def test_bench_runs_an_agent_kind_as_its_table_entry_says(toy) -> None:
+    saved = dict(AGENT_KINDS)
+    built: list[str] = []
+
+    def build(argument: str) -> FixedPolicy:
+        built.append(argument)
+        return FixedPolicy("yes")
+
+    try:
+        for parallelism, shared in [("threads", False), ("serial", True), ("processes", False)]:
+            built.clear()
+            register_agent("yes", build, "says yes", parallelism=parallelism, shared=shared)
+            result = run_suite(toy, "yes:loud", workers=2)
+            assert result.run["parallel"] == parallelism and result.env(YES_ENV).score == 1.0
+            shards = len(toy.envs)  # each env's 40 or 30 tasks fit in one shard
+            expected = {"threads": 1 + shards, "serial": 1, "processes": 1}  # workers: their own
+            assert built == ["loud"] * expected[parallelism]
+    finally:
+        AGENT_KINDS.clear()
+        AGENT_KINDS.update(saved)
 
 
 def test_token_counts_come_from_the_policy(toy) -> None:
@@ -264,7 +288,7 @@ def test_pass_at_k_is_the_exact_expectation_and_skips_tasks_with_fewer_than_k() 
 
     import numpy as np
 
-    from rlvr.agents.evaluate import EpisodeRecord, EvalReport
+    from rlvr.rollout import EpisodeRecord, EvalReport
 
     def record(episode: int, sample: int, reward: float, infra: bool = False) -> EpisodeRecord:
         return EpisodeRecord(episode, sample, 0, "t", [], [reward], None, infra, False)

@@ -1,0 +1,366 @@
+"""The episode loop: evaluation, training rollouts and leaderboard replay all play episodes here.
+
+`play_episodes(envs, starts, act)` plays one episode per env, batched and multi-turn: it resets
+each env with its own seed, then each round asks the actor `act` for the replies of every episode
+still running and steps them. What answers is the actor's business:
+
+- evaluation (`evaluate`): a `Policy`'s batched `generate` (`policy_actor`);
+- training (`rlvr.agents.rollouts.RolloutCollector`): a token-level actor that keeps the ids it
+  sampled;
+- leaderboard replay (`rlvr bench reverify`): an actor that returns the stored replies.
+
+Episode `i` of `evaluate` resets with seed `seed + i`, so a run is reproducible and two policies
+evaluated with the same seed face the same tasks; with `samples_per_task=k`, the k samples of an
+episode all use that seed (the same task), for pass@k.
+
+This module imports Gymnasium, numpy, the envs and the agents' Policy protocol only (never torch
+or any other part of `rlvr.agents`), so the leaderboards can use it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, NamedTuple, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+
+from rlvr.agents.policy import Completion, EnvAware, Policy, SamplingParams
+from rlvr.envs.core import TextEnv
+from rlvr.verifiers.types import Task
+
+StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
+"""What `env.step` returns: observation, reward, terminated, truncated, info."""
+
+
+class Start(NamedTuple):
+    """Which episode an env plays: its number, which sample of it, and the seed of its reset."""
+
+    episode: int
+    sample: int
+    seed: int
+
+
+@dataclass
+class EpisodeRecord:
+    """Everything that happened in one episode (enough to re-verify it later)."""
+
+    episode: int
+    sample: int
+    seed: int
+    task_id: str
+    messages: list[dict[str, Any]]
+    rewards: list[float]
+    verdict: dict[str, Any] | None
+    infra_error: bool
+    truncated: bool
+    task_hash: str | None = None
+    """Fingerprint of the posed task, gold answer included (None if the env exposes no `task`)."""
+    completion_tokens: int | None = None
+    """Tokens the policy generated over the episode (None when the policy does not report them)."""
+    prompt_tokens: int | None = None
+    """Prompt tokens the policy reported (API servers do; None otherwise)."""
+
+    @classmethod
+    def begin(cls, start: Start, info: Mapping[str, Any], task_hash: str | None) -> EpisodeRecord:
+        """The record of an episode just reset (`info` is what `reset` returned)."""
+        episode, sample, seed = start
+        return cls(
+            episode,
+            sample,
+            seed,
+            info["task_id"],
+            messages=info["messages"],
+            rewards=[],
+            verdict=None,
+            infra_error=False,
+            truncated=False,
+            task_hash=task_hash,
+            completion_tokens=0,
+            prompt_tokens=0,
+        )
+
+    def add_turn(self, reply: Completion, step: StepResult, max_turns: int | None = None) -> bool:
+        """Record a reply and what `env.step(reply.text)` returned (`step`): its reward, the
+        conversation after it, verdict, flags and token counts (an unknown count makes the
+        episode's total unknown). Returns whether the episode goes on: not once the env ended
+        it, nor after `max_turns` replies (truncated unless the env terminated it)."""
+        _, reward, terminated, truncated, info = step
+        self.rewards.append(float(reward))
+        self.messages = info["messages"]
+        self.verdict = info.get("verdict", self.verdict)
+        self.infra_error = self.infra_error or bool(info["infra_error"])
+        generated = reply.metadata.get("completion_tokens")
+        if reply.token_ids is not None:
+            generated = len(reply.token_ids)
+        self.completion_tokens = _add(self.completion_tokens, generated)
+        self.prompt_tokens = _add(self.prompt_tokens, reply.metadata.get("prompt_tokens"))
+        cut = max_turns is not None and self.turns >= max_turns
+        self.truncated = bool(truncated) or (cut and not terminated)
+        return not (terminated or truncated or cut)
+
+    @property
+    def total_reward(self) -> float:
+        return float(sum(self.rewards))
+
+    @property
+    def turns(self) -> int:
+        return len(self.rewards)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "total_reward": self.total_reward}
+
+
+def _add(total: int | None, count: Any) -> int | None:
+    if total is None or not isinstance(count, int):
+        return None
+    return total + count
+
+
+@dataclass
+class EvalReport:
+    env_id: str
+    episodes: list[EpisodeRecord] = field(default_factory=list)
+    env_info: dict[str, Any] = field(default_factory=dict)
+    """What `evaluate(env_probe=...)` said about the env (e.g. its verifier's version)."""
+
+    @property
+    def judged(self) -> list[EpisodeRecord]:
+        """Episodes without an infrastructure error (the only ones that count)."""
+        return [record for record in self.episodes if not record.infra_error]
+
+    @property
+    def infra_errors(self) -> int:
+        return sum(record.infra_error for record in self.episodes)
+
+    @property
+    def mean_reward(self) -> float:
+        judged = self.judged
+        return float(np.mean([r.total_reward for r in judged])) if judged else math.nan
+
+    @property
+    def success_rate(self) -> float:
+        """Share of judged episodes whose return is 1.0 (the task fully solved)."""
+        judged = self.judged
+        return float(np.mean([r.total_reward >= 1.0 for r in judged])) if judged else math.nan
+
+    def pass_at_k(self, k: int) -> float:
+        """Unbiased pass@k (Chen et al., 2021) over tasks with n >= k judged samples."""
+        by_episode: dict[int, list[bool]] = {}
+        for record in self.judged:
+            by_episode.setdefault(record.episode, []).append(record.total_reward >= 1.0)
+        estimates = [_pass_at_k(len(s), sum(s), k) for s in by_episode.values() if len(s) >= k]
+        return float(np.mean(estimates)) if estimates else math.nan
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "env_id": self.env_id,
+            "episodes": len(self.episodes),
+            "infra_errors": self.infra_errors,
+            "mean_reward": self.mean_reward,
+            "success_rate": self.success_rate,
+            "mean_turns": float(np.mean([r.turns for r in self.episodes])) if self.episodes else 0,
+        }
+
+
+def _pass_at_k(n: int, c: int, k: int) -> float:
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.prod((n - c - i) / (n - i) for i in range(k))
+
+
+# --- the loop -------------------------------------------------------------------------------------
+
+Act = Callable[[list[int], list[EpisodeRecord]], Sequence[Completion | None]]
+"""`act(active, records) -> replies`: one reply for each still-running episode, where `active[k]`
+is the episode's position in the batch and `records[k]` its record so far (read it, do not change
+it: `records[k].messages` is the conversation to answer, `.turns` the replies already given).
+A reply of None means the actor has none to give: the episode stops there, marked truncated."""
+
+ResetOptions = Callable[[int], dict[str, Any] | None]
+"""`reset_options(episode)`: the `options` of that episode's reset (e.g. to pin a task)."""
+
+
+def play_episodes(
+    envs: Sequence[gym.Env],
+    starts: Sequence[tuple[int, int, int]],
+    act: Act,
+    *,
+    reset_options: ResetOptions | None = None,
+    max_turns: int | None = None,
+) -> list[EpisodeRecord]:
+    """Play one episode per env, all batched: `starts[i]` is the (episode, sample, seed) of env i.
+
+    Each round asks `act` for the replies of every episode still running. An episode ends when
+    its env terminates or truncates it, when the actor gives no reply (truncated), or after
+    `max_turns` replies (truncated unless the env terminated it on the last one).
+    """
+    records = [_begin(env, Start(*start), reset_options) for env, start in zip(envs, starts)]
+    active = list(range(len(records)))
+    while active:
+        replies = act(active, [records[i] for i in active])
+        if len(replies) != len(active):
+            raise RuntimeError(
+                f"the actor gave {len(replies)} replies for {len(active)} running episodes; "
+                "it must give one per episode (None to stop one)"
+            )
+        active = [
+            i
+            for i, reply in zip(active, replies)
+            if _take_turn(envs[i], records[i], reply, max_turns)
+        ]
+    return records
+
+
+def _begin(env: gym.Env, start: Start, reset_options: ResetOptions | None) -> EpisodeRecord:
+    options = reset_options(start.episode) if reset_options is not None else None
+    _, info = env.reset(seed=start.seed, options=options)
+    return EpisodeRecord.begin(start, info, task_fingerprint(env))
+
+
+def _take_turn(
+    env: gym.Env, record: EpisodeRecord, reply: Completion | None, max_turns: int | None
+) -> bool:
+    """Step `reply` in `env` and record it; whether the episode goes on."""
+    if reply is None:  # the actor has no more replies (a replay with none left)
+        record.truncated = True
+        return False
+    return record.add_turn(reply, env.step(reply.text), max_turns)
+
+
+def policy_actor(
+    policy: Policy, envs: Sequence[gym.Env], sampling: SamplingParams | None = None
+) -> Act:
+    """The actor of a `Policy` playing `envs`: one `generate` call per round for every running
+    episode (an `EnvAware` policy, the oracle, is attached to those episodes' envs first)."""
+
+    def act(active: list[int], records: list[EpisodeRecord]) -> list[Completion | None]:
+        if isinstance(policy, EnvAware):
+            policy.attach([envs[i] for i in active])
+        conversations = [record.messages for record in records]
+        return [samples[0] for samples in policy.generate(conversations, 1, sampling)]
+
+    return act
+
+
+def run_episodes(
+    env_id: str,
+    starts: Sequence[tuple[int, int, int]],
+    actor_for: Callable[[Sequence[gym.Env]], Act],
+    *,
+    env_kwargs: Mapping[str, Any] | None = None,
+    batch_size: int = 16,
+    reset_options: ResetOptions | None = None,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+    env_probe: Callable[[gym.Env], Mapping[str, Any]] | None = None,
+) -> EvalReport:
+    """Play `starts` on `batch_size` envs of `env_id` made here (closed at the end), a batch at a
+    time; `actor_for(envs)` gives the actor of a batch. `env_probe(env)` is called once on a
+    freshly made env, its result is `report.env_info`; `on_episode(record)` after each episode."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    envs = [gym.make(env_id, **dict(env_kwargs or {})) for _ in range(min(batch_size, len(starts)))]
+    report = EvalReport(env_id)
+    try:
+        if env_probe is not None and envs:
+            report.env_info = dict(env_probe(envs[0]))
+        for first in range(0, len(starts), len(envs)):
+            batch = starts[first : first + len(envs)]
+            batch_envs = envs[: len(batch)]
+            records = play_episodes(
+                batch_envs, batch, actor_for(batch_envs), reset_options=reset_options
+            )
+            for record in records:
+                report.episodes.append(record)
+                if on_episode is not None:
+                    on_episode(record)
+    finally:
+        for env in envs:
+            env.close()
+    return report
+
+
+def evaluate(
+    env_id: str,
+    policy: Policy,
+    *,
+    episodes: int,
+    seed: int = 0,
+    samples_per_task: int = 1,
+    batch_size: int = 16,
+    sampling: SamplingParams | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    progress: bool = False,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+    env_probe: Callable[[gym.Env], Mapping[str, Any]] | None = None,
+    reset_options: ResetOptions | None = None,
+) -> EvalReport:
+    """Run `episodes * samples_per_task` episodes of `env_id` with `policy` and report.
+
+    `env_probe(env)` is called once on a freshly made env; its result is `report.env_info`.
+    `reset_options(episode)` gives the `options` of that episode's reset (e.g. to pin a task).
+    """
+    if episodes < 1 or samples_per_task < 1 or batch_size < 1:
+        raise ValueError("episodes, samples_per_task and batch_size must all be >= 1")
+    starts = [
+        Start(episode, sample, seed + episode)
+        for episode in range(episodes)
+        for sample in range(samples_per_task)
+    ]
+    bar = _ProgressBar(len(starts), env_id, on_episode) if progress else None
+    try:
+        return run_episodes(
+            env_id,
+            starts,
+            lambda envs: policy_actor(policy, envs, sampling),
+            env_kwargs=env_kwargs,
+            batch_size=batch_size,
+            reset_options=reset_options,
+            on_episode=bar.update if bar is not None else on_episode,
+            env_probe=env_probe,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+class _ProgressBar:
+    """A tqdm bar over episodes showing the running mean reward of the judged ones."""
+
+    def __init__(
+        self, total: int, label: str, on_episode: Callable[[EpisodeRecord], None] | None
+    ) -> None:
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=total, desc=label, unit="ep", dynamic_ncols=True)
+        self.on_episode = on_episode
+        self.judged = 0
+        self.reward = 0.0
+
+    def update(self, record: EpisodeRecord) -> None:
+        if self.on_episode is not None:
+            self.on_episode(record)
+        if not record.infra_error:
+            self.judged += 1
+            self.reward += record.total_reward
+        mean = self.reward / self.judged if self.judged else math.nan
+        self.bar.update(1)
+        self.bar.set_postfix(mean_reward=f"{mean:.3f}")
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def task_fingerprint(env: gym.Env) -> str | None:
+    """A hash of the current task (prompt, gold answer, metadata), if the env exposes it as
+    `env.unwrapped.task` (every `TextEnv` with a judge does)."""
+    base = env.unwrapped
+    task = base.task if isinstance(base, TextEnv) else None
+    if not isinstance(task, Task):
+        return None
+    text = json.dumps(task.to_dict(), sort_keys=True, default=str)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
