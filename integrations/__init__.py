@@ -7,8 +7,9 @@
 - `rlvr.integrations.export`: `rlvr export`, a Hugging Face dataset (parquet and a card) of an
   env's prompts and gold tasks (extra `datasets`).
 
-Each adapter imports its library when it is used; `import rlvr.integrations` imports none, and
-nothing else in rlvr-gym imports this package. See docs/integrations.md.
+Each adapter imports its library when it is used; `import rlvr.integrations` imports none (the
+`rlvr export` command loads `rlvr.integrations.export`, and nothing else in rlvr-gym imports this
+package). See docs/integrations.md.
 """
 
 from rlvr.integrations.columns import (
