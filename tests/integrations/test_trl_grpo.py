@@ -16,17 +16,20 @@ from tests.integrations import support
 MATH_KWARGS = {"families": ["arithmetic"], "difficulty": 1}
 
 
-def train_grpo(env_id: str, env_kwargs: dict[str, Any], folder: Path, **config: Any) -> Any:
+def train_grpo(
+    env_id: str, env_kwargs: dict[str, Any], folder: Path, *, memorise: int = 200, **config: Any
+) -> Any:
     """Two GRPO steps (2 prompts x 4 completions each) on the first two tasks of the env, by a
-    tiny model that memorised their reference replies: sampled at `temperature`, it writes them
-    back, mixes them up or garbles them, so a batch holds 0s and 1s."""
+    tiny model that memorised their reference replies (in `memorise` supervised steps): sampled
+    at `temperature`, it writes them back, mixes them up or garbles them, so a batch holds 0s and
+    1s."""
     require_extra("trl", "trl")
     from trl import GRPOConfig, GRPOTrainer
 
     from rlvr.integrations.trl import dataset, reward_funcs
 
     rows = dataset(env_id, n=2, **env_kwargs)
-    model = support.overfit_tiny(env_id, list(rows), folder / "model", **env_kwargs)
+    model = support.overfit_tiny(env_id, list(rows), folder / "model", steps=memorise, **env_kwargs)
     rewards = reward_funcs(env_id, **env_kwargs)
     args = GRPOConfig(
         output_dir=str(folder / "run"),
@@ -91,7 +94,7 @@ def test_grpo_on_code_runs_the_hidden_tests_in_the_sandbox(tmp_path):
 
     require_local_sandbox()
     trainer, rows = train_grpo(
-        "rlvr/Code-v0", {}, tmp_path, max_completion_length=96, temperature=1.5
+        "rlvr/Code-v0", {}, tmp_path, max_completion_length=64, temperature=1.5, memorise=100
     )
     outcomes = check_logged_rewards("rlvr/Code-v0", {}, trainer, rows)
     assert set(trainer._logs["rewards"]) == {"correctness"}
