@@ -116,24 +116,15 @@ def test_rlvr_train_on_a_model_without_a_template(tmp_path, capsys):
     assert trained.tokenizer.chat_template == support.GPT2_TEMPLATE
 
 
-def stop_inside_a_token(gpt2, ids: list[int]) -> tuple[int, str, str]:
-    """The first id k (of 4+ characters) for which a stop string ending two characters into it
-    does not occur earlier (a random model may repeat itself): k, its text, the stop string."""
-    for k in range(2, 20):
-        before, token = gpt2.decode(ids[:k]), gpt2.decode(ids[k : k + 1])
-        stop = (before + token[:2])[-4:]
-        if len(token) >= 4 and stop not in before:
-            return k, token, stop
-    raise AssertionError(f"no stop string ends inside one of {ids[:20]}")
-
-
 def test_a_stop_string_ending_inside_a_token_keeps_the_ids_as_generated(gpt2):
     conversation = [{"role": "user", "content": "What is 2 + 3?"}]
-    # Seeded sampling, not greedy: a random model's greedy reply may repeat one id throughout.
-    sampled = SamplingParams(temperature=1.0, max_new_tokens=20, seed=0)
-    ids = gpt2.generate([conversation], sampling=sampled)[0][0].token_ids
-    k, token, stop = stop_inside_a_token(gpt2, ids)
-    stopping = SamplingParams(temperature=1.0, max_new_tokens=20, seed=0, stop=(stop,))
+    greedy = SamplingParams(temperature=0.0, max_new_tokens=20)
+    ids = gpt2.generate([conversation], sampling=greedy)[0][0].token_ids
+    k = next(i for i in range(2, 20) if len(gpt2.decode(ids[i : i + 1])) >= 4)
+    before, token = gpt2.decode(ids[:k]), gpt2.decode(ids[k : k + 1])
+    stop = (before + token[:2])[-4:]  # ends two characters into id k
+    assert stop not in before
+    stopping = SamplingParams(temperature=0.0, max_new_tokens=20, stop=(stop,))
     (stopped,) = gpt2.generate([conversation], sampling=stopping)[0]
     assert stopped.finish_reason == "stop"
     assert stopped.token_ids == ids[: k + 1], "the ids are the ones generated, not re-tokenized"
