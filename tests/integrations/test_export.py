@@ -70,7 +70,7 @@ def test_code_tasks_keep_their_hidden_tests_and_pass_the_sandbox(tmp_path):
     [
         (["rlvr/Nope-v0", "--n", "2"], "cannot make 'rlvr/Nope-v0'"),
         (["rlvr/Math-v0", "--n", "0"], "n must be a positive int"),
-        (["rlvr/Math-v0", "--n", "2", "--kwargs", '{"colour": 1}'], "unexpected keyword"),
+        (["rlvr/Math-v0", "--n", "2", "--kwargs", '{"colour": 1}'], "colour=1"),
         (["rlvr/Math-v0", "--split", "dev", "--n", "2"], "split"),
         (["rlvr/Code-v0", "--split", "test", "--n", "100000"], "pass n <= "),
         (["rlvr/MathSelfCorrect-v0", "--n", "2"], "SelfCorrect"),
