@@ -29,6 +29,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import torch
 
+from rlvr.agents.async_rollouts import AsyncRollouts, sampler_copy
 from rlvr.agents.errors import InfraErrorRateError, TrainingError
 from rlvr.agents.hf import HFPolicy, LoraSettings, _quiet_transformers
 from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner
@@ -50,6 +51,8 @@ MAY_CHANGE_ON_RESUME = (
     "max_infra_error_rate",
     "infra_error_window",
     "threads",
+    "ray",
+    "env_workers",
     "tensorboard",
     "plot",
     "progress",
@@ -129,6 +132,17 @@ class TrainConfig:
     infra_error_window: int = 10
     """Steps that rate is measured over. One step whose verifier was down (every episode failed)
     adds 1/window to it, so with the defaults it alone cannot stop a run."""
+    ray: str | None = field(default=None, metadata=cli(const="local", metavar="ADDRESS"))
+    """Run the envs on Ray env workers: "local" starts Ray on this machine, else the address of
+    a cluster to join ("auto", "ray://HOST:10001"). None: the envs run in this process."""
+    env_workers: int = 2
+    """Ray env workers (with `ray`): processes holding the envs and their sandboxes."""
+    async_rollouts: bool = False
+    """Generate step k+1's rollouts while step k learns (GRPO only), from a copy of the policy
+    at most `max_policy_lag` updates old; the loss is corrected by truncated importance
+    sampling (`grpo.tis_cap`). The lag is logged per step (`async/policy_lag`)."""
+    max_policy_lag: int = 1
+    """With `async_rollouts`: the most updates the sampling policy may be behind the learner."""
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
     """GRPO hyperparameters (used when algo="grpo")."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
@@ -178,6 +192,18 @@ class TrainConfig:
             )
         if self.infra_error_window < 1:
             raise ValueError(f"infra_error_window must be >= 1 step, got {self.infra_error_window}")
+        if self.env_workers < 1:
+            raise ValueError(f"env_workers must be >= 1, got {self.env_workers}")
+        if self.max_policy_lag < 1:
+            raise ValueError(
+                f"max_policy_lag must be >= 1 (0 is synchronous: async_rollouts=False), got "
+                f"{self.max_policy_lag}"
+            )
+        if self.async_rollouts and self.algo != "grpo":
+            raise ValueError(
+                "async_rollouts corrects stale rollouts in the GRPO loss only: use algo='grpo', "
+                "or async_rollouts=False with PPO"
+            )
         if self.threads is not None and self.threads < 1:
             raise ValueError("threads must be >= 1, or None to leave torch's default")
         if self.lora is not None and self.lora.dropout > 0:
@@ -241,15 +267,13 @@ class Trainer:
         )
         self.learner = self._make_learner()
         self.sampling = config.sampling()
-        self.collector = RolloutCollector(
-            self.policy,
-            config.envs,
-            group_size=config.group_size,
-            sampling=self.sampling,
-            max_turns=config.max_turns,
-        )
+        self.env_workers = _start_env_workers(config)
+        self._load_sampler: Any = None  # async: how published weights reach the sampler
+        self._stop_sampler: Any = None
+        self.collector = self._make_collector(self._sampler())
         self.task_rng = np.random.default_rng(config.seed)
         self.sample_generator = torch.Generator(device=self.policy.device).manual_seed(config.seed)
+        self.rollouts: AsyncRollouts | None = None  # started with the first step
         weights = np.array([spec.weight for spec in config.envs], dtype=float)
         self.env_weights = weights / weights.sum()
         self.infra_errors = InfraErrorWindow(config.infra_error_window)
@@ -274,6 +298,45 @@ class Trainer:
             )
         return PPOLearner(self.policy, config.ppo, temperature=config.temperature, seed=config.seed)
 
+    def _sampler(self) -> TrainablePolicy:
+        """The policy the rollouts sample from: the learner's own; with async rollouts a copy
+        (here, or with Ray in a generator process of its own, so generation overlaps updates)."""
+        if not self.config.async_rollouts:
+            return self.policy
+        if self.env_workers is None:
+            return sampler_copy(self.policy)
+        from rlvr.agents.ray_rollouts import remote_sampler
+
+        sampler, self._load_sampler, self._stop_sampler = remote_sampler(
+            self.policy, self.config.seed, self.config.threads
+        )
+        return sampler
+
+    def _make_collector(self, policy: TrainablePolicy) -> RolloutCollector:
+        """The rollout collector: envs in this process, or on the Ray env workers."""
+        config = self.config
+        settings: dict[str, Any] = dict(
+            group_size=config.group_size, sampling=self.sampling, max_turns=config.max_turns
+        )
+        if self.env_workers is None:
+            return RolloutCollector(policy, config.envs, **settings)
+        from rlvr.agents.ray_rollouts import RayRolloutCollector
+
+        return RayRolloutCollector(policy, config.envs, self.env_workers, **settings)
+
+    def close(self) -> None:
+        """Stop the background rollouts and the Ray env workers (if any)."""
+        if self.rollouts is not None:
+            self.rollouts.close()
+            self.rollouts = None
+        self.collector.close()
+        if self._stop_sampler is not None:
+            self._stop_sampler()
+            self._stop_sampler = None
+        if self.env_workers is not None:
+            self.env_workers.close()
+            self.env_workers = None
+
     # --- one step ---------------------------------------------------------------------------------
 
     def draw_tasks(self) -> list[tuple[int, int]]:
@@ -290,10 +353,15 @@ class Trainer:
 
     def train_step(self) -> dict[str, float]:
         started = time.perf_counter()
-        episodes = self.collector.collect(self.draw_tasks(), self.sample_generator)
+        episodes, lag = self._rollouts()
         rollout_seconds = time.perf_counter() - started
         self.infra_errors.add(episodes)
         metrics = self.learner.update(episodes)
+        if self.rollouts is not None:
+            self.rollouts.updated()
+            metrics["async/policy_lag"] = float(lag)
+        if self.env_workers is not None:
+            metrics.update(self.env_workers.metrics())
         self.step += 1
         elapsed = time.perf_counter() - started
         self.train_seconds += elapsed
@@ -309,6 +377,21 @@ class Trainer:
         self.metrics.log(self.step, metrics)
         return metrics
 
+    def _rollouts(self) -> tuple[list[Episode], int]:
+        """This step's episodes and how many updates behind the learner their sampler was."""
+        if not self.config.async_rollouts:
+            return self.collector.collect(self.draw_tasks(), self.sample_generator), 0
+        if self.rollouts is None:
+            self.rollouts = AsyncRollouts(
+                self.collector,
+                self.policy,
+                self.draw_tasks,
+                max_policy_lag=self.config.max_policy_lag,
+                generator=self.sample_generator,
+                load_weights=self._load_sampler,
+            )
+        return self.rollouts.next()
+
     def evaluate(self) -> dict[str, float]:
         """Greedy success rate on each env's held-out split (and their weighted mean)."""
         sampling = dataclasses.replace(self.sampling, temperature=0.0)
@@ -323,6 +406,7 @@ class Trainer:
                 batch_size=self.config.eval_episodes,
                 sampling=sampling,
                 env_kwargs=spec.eval_kwargs,
+                env_host=self.env_workers.host if self.env_workers is not None else None,
             )
             row[f"eval/{spec.id}/success_rate"] = report.success_rate
             row[f"eval/{spec.id}/mean_reward"] = report.mean_reward
@@ -356,11 +440,15 @@ class Trainer:
                     self.save_checkpoint()
                 if bar is not None:
                     self._advance(bar, metrics)
+            if self.rollouts is not None:  # batches played ahead are not learned from
+                self.rollouts.close()
+                self.rollouts = None
+            if self.evaluations[-1]["step"] != self.step:
+                self.evaluate()
         finally:
             if bar is not None:
                 bar.close()
-        if self.evaluations[-1]["step"] != self.step:
-            self.evaluate()
+            self.close()
         self.save_checkpoint()
         final = self.policy.save(self.out / "final")
         self.metrics.close()
@@ -486,6 +574,15 @@ class Trainer:
             )
 
 
+def _start_env_workers(config: TrainConfig) -> Any:
+    """The run's Ray env workers (an `rlvr.distributed.EnvWorkers`), or None without `ray`."""
+    if config.ray is None:
+        return None
+    from rlvr.distributed import EnvWorkers
+
+    return EnvWorkers(config.env_workers, address=config.ray)
+
+
 def latest_checkpoint(output_dir: str | Path) -> Path | None:
     complete = {
         int(folder.name[len("step-") :]): folder
@@ -510,9 +607,15 @@ def prepare(
     trainer = Trainer(config, policy)
     if resume:
         folder = latest_checkpoint(config.output_dir) if resume is True else Path(resume)
-        if folder is None:
-            raise TrainingError(f"no checkpoint to resume from in {config.output_dir}/checkpoints")
-        trainer.load_checkpoint(folder)
+        try:
+            if folder is None:
+                raise TrainingError(
+                    f"no checkpoint to resume from in {config.output_dir}/checkpoints"
+                )
+            trainer.load_checkpoint(folder)
+        except BaseException:
+            trainer.close()  # its env workers, if any
+            raise
     return trainer
 
 

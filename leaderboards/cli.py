@@ -37,6 +37,17 @@ def add_commands(subparsers: Any) -> None:
         help="worker processes/threads (default: cores)",
     )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="run the envs on Ray env workers: alone, start Ray on this machine; else the address "
+        "of a cluster to join (auto, ray://HOST:10001). Same results as without Ray",
+    )
+    run.add_argument(
+        "--env-workers", type=int, default=2, help="Ray env workers (with --ray; default: 2)"
+    )
 
     bench = subparsers.add_parser(
         "bench", parents=[db, run], help="run a benchmark suite with an agent and store the result"
@@ -212,6 +223,7 @@ def run_bench(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.runner import run_suite
     from rlvr.leaderboards.suites import load_suite
     from rlvr.leaderboards.views import result_summary
+    from rlvr.rollout import EnvWorkersError, env_workers
 
     if not args.suite or not args.agent:
         return _fail(
@@ -225,19 +237,21 @@ def run_bench(args: argparse.Namespace) -> int:
         # Open the store once first: a wrong path, a foreign or unwritable file must not be
         # found out only after the run. (Closed again: no SQLite connection across fork.)
         _store(args).close()
-        result = run_suite(
-            suite,
-            args.agent,
-            name=args.name,
-            progress=not args.no_progress,
-            **_run_options(args, "parallel", "workers", "batch_size"),
-        )
+        with env_workers(args.ray, args.env_workers) as ray_workers:
+            result = run_suite(
+                suite,
+                args.agent,
+                name=args.name,
+                progress=not args.no_progress,
+                env_host=ray_workers.host if ray_workers is not None else None,
+                **_run_options(args, "parallel", "workers", "batch_size"),
+            )
         saved_in = _store_result(args, result)
         print(result_summary(result))
         if saved_in is not None:
             return SAVED_ASIDE
         print(f"stored in {_db_path(args)}")
-    except (LeaderboardError, ValueError) as exc:
+    except (LeaderboardError, ValueError, ImportError, EnvWorkersError) as exc:
         return _fail(str(exc))
     return 0
 
@@ -246,6 +260,7 @@ def run_reverify(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.errors import LeaderboardError
     from rlvr.leaderboards.runner import reverify
     from rlvr.leaderboards.views import fmt_score, printable
+    from rlvr.rollout import EnvWorkersError, env_workers
 
     try:
         # Read, then close the store before forking workers: a SQLite connection must not be
@@ -258,21 +273,23 @@ def run_reverify(args: argparse.Namespace) -> int:
         if not ids:
             return _fail("name result ids to re-judge, or pass --stale")
         status = 0
-        for old in olds:
-            new = reverify(
-                old,
-                progress=not args.no_progress,
-                **_run_options(args, "parallel", "workers"),
-            )
-            saved_in = _store_result(args, new, supersedes=old.id)
-            changes = ", ".join(
-                f"{printable(env.label)} {fmt_score(before.score)} -> {fmt_score(env.score)}"
-                for env, before in zip(new.envs, old.envs)
-            )
-            as_what = f"#{new.id}" if saved_in is None else f"{saved_in} (not in the store yet)"
-            print(f"#{old.id} {printable(old.name)!r} re-judged as {as_what}: {changes}")
-            status = status if saved_in is None else SAVED_ASIDE
-    except (LeaderboardError, ValueError) as exc:
+        with env_workers(args.ray, args.env_workers) as ray_workers:
+            for old in olds:
+                new = reverify(
+                    old,
+                    progress=not args.no_progress,
+                    env_host=ray_workers.host if ray_workers is not None else None,
+                    **_run_options(args, "parallel", "workers"),
+                )
+                saved_in = _store_result(args, new, supersedes=old.id)
+                changes = ", ".join(
+                    f"{printable(env.label)} {fmt_score(before.score)} -> {fmt_score(env.score)}"
+                    for env, before in zip(new.envs, old.envs)
+                )
+                as_what = f"#{new.id}" if saved_in is None else f"{saved_in} (not in the store yet)"
+                print(f"#{old.id} {printable(old.name)!r} re-judged as {as_what}: {changes}")
+                status = status if saved_in is None else SAVED_ASIDE
+    except (LeaderboardError, ValueError, ImportError, EnvWorkersError) as exc:
         return _fail(str(exc))
     return status
 

@@ -19,12 +19,13 @@ or any other part of `rlvr.agents`), so the leaderboards can use it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple, SupportsFloat
+from typing import Any, NamedTuple, Protocol, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -185,21 +186,128 @@ ResetOptions = Callable[[int], dict[str, Any] | None]
 """`reset_options(episode)`: the `options` of that episode's reset (e.g. to pin a task)."""
 
 
+class EnvBatch(Protocol):
+    """The envs of a batch, wherever they run: `LocalEnvs` (here) or env workers in other
+    processes (`rlvr.distributed`, on Ray). The loop only resets and steps them through this, and
+    the records it keeps are the same either way."""
+
+    @property
+    def envs(self) -> Sequence[gym.Env]:
+        """One object per position for actors that read the env (an `EnvAware` oracle); remote
+        batches give stand-ins that forward `unwrapped.oracle_reply()`."""
+        ...
+
+    def reset(
+        self, starts: Sequence[Start], options: Sequence[dict[str, Any] | None]
+    ) -> list[tuple[Mapping[str, Any], str | None]]:
+        """Reset env i with `starts[i].seed` and `options[i]` for each start (envs past the last
+        start sit out the round): (reset info, task fingerprint) of each."""
+        ...
+
+    def step(self, positions: Sequence[int], texts: Sequence[str]) -> list[StepResult]:
+        """Step env `positions[k]` with `texts[k]`, for every k (the envs step concurrently
+        where they can)."""
+        ...
+
+    def probe(self, probe: Callable[[gym.Env], Mapping[str, Any]]) -> Mapping[str, Any]:
+        """`probe(env)` on one of the batch's envs (where it runs)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class LocalEnvs:
+    """An `EnvBatch` of envs in this process, stepped one after another."""
+
+    def __init__(self, envs: Sequence[gym.Env], *, owned: bool = False) -> None:
+        self._envs = list(envs)
+        self.owned = owned
+        """Close the envs with the batch (they were made for it)."""
+
+    @classmethod
+    def make(cls, env_id: str, env_kwargs: Mapping[str, Any] | None, size: int) -> LocalEnvs:
+        return cls([gym.make(env_id, **dict(env_kwargs or {})) for _ in range(size)], owned=True)
+
+    @property
+    def envs(self) -> Sequence[gym.Env]:
+        return self._envs
+
+    def reset(
+        self, starts: Sequence[Start], options: Sequence[dict[str, Any] | None]
+    ) -> list[tuple[Mapping[str, Any], str | None]]:
+        return [
+            reset_env(env, start, option) for env, start, option in zip(self._envs, starts, options)
+        ]
+
+    def step(self, positions: Sequence[int], texts: Sequence[str]) -> list[StepResult]:
+        return [self._envs[i].step(text) for i, text in zip(positions, texts)]
+
+    def probe(self, probe: Callable[[gym.Env], Mapping[str, Any]]) -> Mapping[str, Any]:
+        return probe(self._envs[0])
+
+    def close(self) -> None:
+        if self.owned:
+            for env in self._envs:
+                env.close()
+
+
+def reset_env(
+    env: gym.Env, start: Start, options: dict[str, Any] | None
+) -> tuple[Mapping[str, Any], str | None]:
+    """Reset `env` for `start`: its reset info and the posed task's fingerprint (what a record
+    begins from, whichever process the env lives in)."""
+    _, info = env.reset(seed=start.seed, options=options)
+    return info, task_fingerprint(env)
+
+
+EnvHost = Callable[[str, Mapping[str, Any] | None, int], EnvBatch]
+"""`host(env_id, env_kwargs, size)`: a batch of `size` envs of `env_id`, made where the host
+runs them (`LocalEnvs.make` here; `rlvr.distributed.EnvWorkers.host` on Ray)."""
+
+
+class EnvWorkersError(RuntimeError):
+    """Ray env workers cannot go on: they did not start, or every one of them died."""
+
+
+@contextlib.contextmanager
+def env_workers(address: str | None, count: int) -> Iterator[Any]:
+    """Ray env workers (an `rlvr.distributed.EnvWorkers`) for a command given `--ray ADDRESS`,
+    closed after it however it ends (Ctrl-C too: no Ray process is left behind); None without
+    `--ray`."""
+    if address is None:
+        yield None
+        return
+    from rlvr.distributed import EnvWorkers
+
+    workers = EnvWorkers(count, address=address)
+    try:
+        yield workers
+    finally:
+        workers.close()
+
+
 def play_episodes(
-    envs: Sequence[gym.Env],
+    envs: Sequence[gym.Env] | EnvBatch,
     starts: Sequence[tuple[int, int, int]],
     act: Act,
     *,
     reset_options: ResetOptions | None = None,
     max_turns: int | None = None,
 ) -> list[EpisodeRecord]:
-    """Play one episode per env, all batched: `starts[i]` is the (episode, sample, seed) of env i.
+    """Play one episode per env, all batched: `starts[i]` is the (episode, sample, seed) of env i
+    (`envs`: envs here, or an `EnvBatch` of envs that run elsewhere).
 
     Each round asks `act` for the replies of every episode still running. An episode ends when
     its env terminates or truncates it, when the actor gives no reply (truncated), or after
     `max_turns` replies (truncated unless the env terminated it on the last one).
     """
-    records = [_begin(env, Start(*start), reset_options) for env, start in zip(envs, starts)]
+    batch = LocalEnvs(envs) if isinstance(envs, Sequence) else envs
+    begun = [Start(*start) for start in starts]
+    options = [reset_options(s.episode) if reset_options is not None else None for s in begun]
+    records = [
+        EpisodeRecord.begin(start, info, fingerprint)
+        for start, (info, fingerprint) in zip(begun, batch.reset(begun, options))
+    ]
     active = list(range(len(records)))
     while active:
         replies = act(active, [records[i] for i in active])
@@ -208,28 +316,17 @@ def play_episodes(
                 f"the actor gave {len(replies)} replies for {len(active)} running episodes; "
                 "it must give one per episode (None to stop one)"
             )
+        going = [(i, reply) for i, reply in zip(active, replies) if reply is not None]
+        for i, reply in zip(active, replies):
+            if reply is None:  # the actor has no more replies (a replay with none left)
+                records[i].truncated = True
+        results = batch.step([i for i, _ in going], [reply.text for _, reply in going])
         active = [
             i
-            for i, reply in zip(active, replies)
-            if _take_turn(envs[i], records[i], reply, max_turns)
+            for (i, reply), result in zip(going, results)
+            if records[i].add_turn(reply, result, max_turns)
         ]
     return records
-
-
-def _begin(env: gym.Env, start: Start, reset_options: ResetOptions | None) -> EpisodeRecord:
-    options = reset_options(start.episode) if reset_options is not None else None
-    _, info = env.reset(seed=start.seed, options=options)
-    return EpisodeRecord.begin(start, info, task_fingerprint(env))
-
-
-def _take_turn(
-    env: gym.Env, record: EpisodeRecord, reply: Completion | None, max_turns: int | None
-) -> bool:
-    """Step `reply` in `env` and record it; whether the episode goes on."""
-    if reply is None:  # the actor has no more replies (a replay with none left)
-        record.truncated = True
-        return False
-    return record.add_turn(reply, env.step(reply.text), max_turns)
 
 
 def policy_actor(
@@ -257,30 +354,30 @@ def run_episodes(
     reset_options: ResetOptions | None = None,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
     env_probe: Callable[[gym.Env], Mapping[str, Any]] | None = None,
+    env_host: EnvHost | None = None,
 ) -> EvalReport:
-    """Play `starts` on `batch_size` envs of `env_id` made here (closed at the end), a batch at a
-    time; `actor_for(envs)` gives the actor of a batch. `env_probe(env)` is called once on a
-    freshly made env, its result is `report.env_info`; `on_episode(record)` after each episode."""
+    """Play `starts` on `batch_size` envs of `env_id` (made by `env_host`, here by default;
+    closed at the end), a batch at a time; `actor_for(envs)` gives the actor of a batch.
+    `env_probe(env)` is called once on a freshly made env, its result is `report.env_info`;
+    `on_episode(record)` after each episode."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    envs = [gym.make(env_id, **dict(env_kwargs or {})) for _ in range(min(batch_size, len(starts)))]
+    size = min(batch_size, len(starts))
+    envs = (env_host or LocalEnvs.make)(env_id, env_kwargs, size)
     report = EvalReport(env_id)
     try:
-        if env_probe is not None and envs:
-            report.env_info = dict(env_probe(envs[0]))
-        for first in range(0, len(starts), len(envs)):
-            batch = starts[first : first + len(envs)]
-            batch_envs = envs[: len(batch)]
-            records = play_episodes(
-                batch_envs, batch, actor_for(batch_envs), reset_options=reset_options
-            )
+        if env_probe is not None and size:
+            report.env_info = dict(envs.probe(env_probe))
+        for first in range(0, len(starts), size):
+            batch = starts[first : first + size]
+            actor = actor_for(envs.envs[: len(batch)])
+            records = play_episodes(envs, batch, actor, reset_options=reset_options)
             for record in records:
                 report.episodes.append(record)
                 if on_episode is not None:
                     on_episode(record)
     finally:
-        for env in envs:
-            env.close()
+        envs.close()
     return report
 
 
@@ -298,11 +395,14 @@ def evaluate(
     on_episode: Callable[[EpisodeRecord], None] | None = None,
     env_probe: Callable[[gym.Env], Mapping[str, Any]] | None = None,
     reset_options: ResetOptions | None = None,
+    env_host: EnvHost | None = None,
 ) -> EvalReport:
     """Run `episodes * samples_per_task` episodes of `env_id` with `policy` and report.
 
     `env_probe(env)` is called once on a freshly made env; its result is `report.env_info`.
     `reset_options(episode)` gives the `options` of that episode's reset (e.g. to pin a task).
+    `env_host` makes the envs (default: here; `rlvr.distributed.EnvWorkers.host` runs them on
+    Ray workers, with the same records).
     """
     if episodes < 1 or samples_per_task < 1 or batch_size < 1:
         raise ValueError("episodes, samples_per_task and batch_size must all be >= 1")
@@ -322,6 +422,7 @@ def evaluate(
             reset_options=reset_options,
             on_episode=bar.update if bar is not None else on_episode,
             env_probe=env_probe,
+            env_host=env_host,
         )
     finally:
         if bar is not None:
