@@ -107,6 +107,8 @@ class Episode:
     """Ids before the first generated id."""
     completion_truncated: bool = False
     """A reply hit `max_new_tokens` before ending (DAPO masks these)."""
+    seat: str | None = None
+    """The agent this episode played in a multi-agent game (`rlvr.agents.selfplay`), else None."""
 
     @property
     def reward(self) -> float:
