@@ -110,7 +110,8 @@ class GameCollector:
         seat s have group `g * seats + s`."""
         slots = [(group, spec, seed) for group, (spec, seed) in enumerate(tasks)]
         slots = [slot for slot in slots for _ in range(self.group_size)]
-        games, used = [], {}
+        games: list[Any] = []
+        used: dict[int, int] = {}
         for _, spec, _ in slots:
             games.append(self._game(spec, used.get(spec, 0)))
             used[spec] = used.get(spec, 0) + 1
