@@ -122,18 +122,19 @@ def test_a_snapshot_opponent_is_the_trained_policy_of_an_earlier_step(tiny_path,
     assert same()  # refreshed at step 2
 
 
-def test_rlvr_train_self_play_on_connect4(tiny_path, tmp_path, capsys):
+@pytest.mark.parametrize("algo", ["grpo", "ppo"])
+def test_rlvr_train_self_play_on_connect4(tiny_path, tmp_path, capsys, algo):
     code = main(
         [
             "train", "--env", "rlvr/Connect4-v0", "--self-play", "--self-play.opponent", "legal",
             "--model", str(tiny_path), "--steps", "2", "--prompts", "1", "--group-size", "2",
             "--max-new-tokens", "6", "--max-turns", "3", "--eval-episodes", "4", "--out",
-            str(tmp_path), "--no-progress", "--threads", "1",
+            str(tmp_path), "--no-progress", "--threads", "1", "--algo", algo,
         ]
     )  # fmt: skip
     assert code == 0, capsys.readouterr().err
     saved = read_config(TrainConfig, tmp_path / "config.toml")
-    assert saved.self_play == SelfPlayConfig(opponent="legal")
+    assert saved.self_play == SelfPlayConfig(opponent="legal") and saved.algo == algo
     rows = read_metrics(tmp_path / "metrics.jsonl")
     evaluations = [r for r in rows if "eval/rlvr/Connect4-v0/success_rate" in r]
     assert len(evaluations) == 2 and "rollout/reward_mean" in rows[1]

@@ -97,3 +97,22 @@ def test_the_legal_mover_never_plays_an_illegal_move():
     outcomes = {game.outcome for game in report.games}
     assert outcomes <= {"four_in_a_row", "draw"} and len(report.scores()) == 40
     assert 0 < report.wins < 40
+
+
+def test_our_verifier_failing_flags_every_seat_whose_reward_depends_on_it():
+    from rlvr.rollout import MatchReport
+    from tests.envs.multiagent.test_proposer_solver import FailingOn
+
+    env = make("rlvr/Debate-v0", rounds=1)
+    env.unwrapped.questions.verifier = FailingOn("BREAK")
+    act, _ = scripted(
+        [env],
+        {
+            "debater_0": [Completion("BREAK \\boxed{987654}")],
+            "debater_1": [Completion("\\boxed{1}")],
+        },
+    )
+    (game,) = play_games([env], [Start(0, 0, 0)], act, reset_options=lambda e: {"task": TASK})
+    assert game.infra_error and all(seat.infra_error for seat in game.seats.values())
+    report = MatchReport("rlvr/Debate-v0", [game], ["debater_0"])
+    assert report.scores() == [] and report.infra_errors == 1  # counted for nobody
