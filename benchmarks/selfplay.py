@@ -7,9 +7,10 @@
 2. For each seed, GRPO self-play from that model (`rlvr.agents.train` with
    `self_play=SelfPlayConfig()`: the policy takes both seats, each seat trained on its own tokens
    only) for `--steps` steps, one torch thread.
-3. Every model is measured greedily over `--games` games, seats alternating: against a fixed
+3. Every model is measured over `--games` games, seats alternating: greedily against a fixed
    scripted opponent (`legal`, a uniformly random legal mover, the same draws for every model)
-   and, for the trained ones, against the starting model (its own earlier checkpoint; a draw
+   and, for the trained ones, against the starting model (its own earlier checkpoint; both
+   sampling at temperature 1, since two greedy models would replay the same two games; a draw
    scores 1/2).
 
 Prints, per seed and over seeds, the win rates with 95% Wilson intervals (per seed; the games
@@ -64,7 +65,7 @@ def build(folder: Path, warm_steps: int) -> None:
     build_tiny(ENV, folder, model=model, warm=warm, seed=0)
 
 
-def match(first: Any, second: Any, games: int) -> dict[str, Any]:
+def match(first: Any, second: Any, games: int, temperature: float = 0.0) -> dict[str, Any]:
     from rlvr.agents.policy import SamplingParams
     from rlvr.rollout import play_match
 
@@ -74,7 +75,7 @@ def match(first: Any, second: Any, games: int) -> dict[str, Any]:
         second,
         games=games,
         seed=EVAL_SEED,
-        sampling=SamplingParams(temperature=0.0, max_new_tokens=8),
+        sampling=SamplingParams(temperature=temperature, max_new_tokens=8),
         batch_size=min(games, 100),
     )
     scores = report.scores()
@@ -120,9 +121,8 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
     while trainer.step < config.steps:
         metrics = trainer.train_step()
         print(
-            f"  seed {seed} step {trainer.step}: self-play reward "
-            f"{metrics.get('rollout/reward_mean', math.nan):+.3f} "
-            f"({metrics['time/step_seconds']:.1f} s)",
+            f"  seed {seed} step {trainer.step}: {metrics.get('rollout/turns', math.nan):.1f} "
+            f"moves per seat ({metrics['time/step_seconds']:.1f} s)",
             flush=True,
         )
     return trainer.policy.save(out / "final")
@@ -164,7 +164,8 @@ def main() -> None:
             {
                 "seed": seed,
                 "vs_legal": match(trained, LegalMovePolicy(7), args.games),
-                "vs_start": match(trained, start_policy, args.games),
+                # sampled, both sides: two greedy models would replay the same two games
+                "vs_start": match(trained, start_policy, args.games, temperature=1.0),
             }
         )
         print(json.dumps(runs[-1]), flush=True)
