@@ -9,3 +9,4 @@ bash .ci/setup-venv.sh
 .venv/bin/ruff format --check .
 .venv/bin/python .ci/typecheck.py  # mypy over the public packages ([tool.mypy] in pyproject.toml)
 .venv/bin/python -m pytest "$@"
+bash .ci/test-newest-transformers.sh  # the agents tests again, on the newest transformers

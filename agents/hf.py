@@ -37,6 +37,7 @@ require_agents_extra("rlvr.agents.hf")
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
+from rlvr.agents.compat import cache_of, peft_deprecations_quiet, with_cache  # noqa: E402
 from rlvr.agents.lean_decoder import LeanDecoder, expand_cache  # noqa: E402
 
 
@@ -314,10 +315,10 @@ class HFPolicy:
             input_ids=ids,
             attention_mask=padding,
             position_ids=positions,
-            past_key_values=cache,
             use_cache=True,
+            **with_cache(self.model, cache),
         )
-        return out.logits[:, -1, :], out.past_key_values
+        return out.logits[:, -1, :], cache_of(self.model, out)
 
     def _expand(self, cache: Any, rows: torch.Tensor) -> Any:
         if self._lean is not None:
@@ -446,7 +447,8 @@ def _apply_lora(model: Any, lora: LoraSettings, seed: int) -> Any:
     )
     with torch.random.fork_rng():  # peft draws lora_A from the global generator: seed it here
         torch.manual_seed(seed)
-        return peft.get_peft_model(model, config)
+        with peft_deprecations_quiet():
+            return peft.get_peft_model(model, config)
 
 
 def _context_length(model: Any) -> int | None:

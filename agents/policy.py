@@ -108,7 +108,8 @@ class TrainablePolicy(Policy, Protocol):
     extends id sequences, `encode_followup` gives the ids of the environment's next messages to
     append after a reply. The learners compute log-probabilities themselves, by running `model`
     (a causal LM called as `model(input_ids=..., attention_mask=..., ...)` that returns `.logits`
-    and, when asked, `.hidden_states` and `.past_key_values`) on the episodes' ids.
+    and, when asked, `.hidden_states` and its key/value cache: `.cache`, or `.past_key_values` in
+    older transformers, see rlvr.agents.compat) on the episodes' ids.
     """
 
     @property

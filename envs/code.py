@@ -14,10 +14,22 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from rlvr.envs import options
+from rlvr.envs import options, services
 from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import DatasetError, EnvConfigError
 from rlvr.envs.judge import TaskJudge
+from rlvr.envs.options import (
+    declare,
+    flag,
+    level,
+    mapping,
+    of_type,
+    one_of,
+    optional,
+    real,
+    tasks_argument,
+    text,
+)
 from rlvr.envs.tasks import ListSource, TaskSource, load_hf_dataset, load_jsonl
 from rlvr.sandboxes import Executor
 from rlvr.verifiers.code.spec import CodeTests
@@ -29,6 +41,7 @@ DEFAULT_SYSTEM_PROMPT = (
     "```python code block."
 )
 STYLES = ("humaneval", "mbpp", "cases")
+LEVELS = (1, 2, 3)
 
 
 class CodeEnv(TextEnv):
@@ -80,6 +93,20 @@ class CodeEnv(TextEnv):
     - v0: initial version (69 built-in tasks, unit-test verifier with host-side comparison).
     """
 
+    argument_checks = declare(
+        tasks=optional(tasks_argument),
+        difficulty=optional(level(LEVELS)),
+        split=optional(text),  # which split: checked in __init__, which says how to train
+        scoring=one_of("all", "fraction"),
+        backend=one_of("local", "docker"),
+        backend_options=optional(mapping),
+        executor=optional(of_type(Executor, what="an rlvr.sandboxes.Executor")),
+        timeout=real(0.0, low_open=True),
+        test_timeout=real(0.0, low_open=True),
+        reveal_expected=flag,
+        system_prompt=optional(text),
+    )
+
     def __init__(
         self,
         tasks: TaskSource | Iterable[Task | Mapping[str, Any]] | None = None,
@@ -120,6 +147,13 @@ class CodeEnv(TextEnv):
             )
         except ValueError as exc:
             raise EnvConfigError(str(exc)) from None
+        if executor is None:  # the sandbox it will make: a setting that cannot work stops here
+            services.sandbox(backend, backend_options)
+        elif backend_options:
+            raise EnvConfigError(
+                "backend_options configure the sandbox the env makes, but executor= gives "
+                "your own: drop backend_options"
+            )
         verifier = UnitTestVerifier(config, executor=executor, backend_options=backend_options)
         judge = CodeJudge(tasks, verifier, system_prompt=system_prompt)
         super().__init__(judge, render_mode=render_mode)
@@ -141,7 +175,7 @@ class CodeJudge(TaskJudge):
         self.unit_tests = verifier
 
     def check(self, task: Task) -> None:
-        CodeTests.from_answer(task.answer, task.id)
+        CodeTests.from_answer(task.answer, task.id).check_syntax(task.id)
 
     def reference_reply(self, task: Task) -> str:
         reference = CodeTests.from_answer(task.answer, task.id).reference

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlvr.envs import options
+from rlvr.envs.code import LEVELS
 from rlvr.verifiers.code.spec import CallCase, CodeTests
 from rlvr.verifiers.types import Task
 
 FAMILY = "code"
 SOURCE = "rlvr-builtin"
-LEVELS = (1, 2, 3)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
 
-from rlvr.envs.errors import EnvConfigError, NotTextError, ResetNeeded
+from rlvr.envs.errors import ArgumentTypeError, EnvConfigError, NotTextError, ResetNeeded
+from rlvr.envs.options import CheckedArguments
 from rlvr.envs.spaces import TextSpace
 from rlvr.verifiers.types import Task, Verdict
 
@@ -63,7 +64,7 @@ class Outcome:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-class TextEnv(gym.Env[str, str]):
+class TextEnv(CheckedArguments, gym.Env[str, str]):
     """Base class of every rlvr text environment.
 
     `TextEnv(judge, interaction)` is a whole env: the judge poses each episode's task (drawn
@@ -100,11 +101,6 @@ class TextEnv(gym.Env[str, str]):
         render_mode: str | None = None,
         max_text_length: int = 1 << 16,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise EnvConfigError(
-                f"render_mode must be one of {self.metadata['render_modes']} or None, "
-                f"got {render_mode!r}"
-            )
         if judge is not None:
             if system_prompt is not None:
                 raise EnvConfigError(
@@ -168,8 +164,7 @@ class TextEnv(gym.Env[str, str]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        if options is not None and not isinstance(options, dict):
-            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+        check_options(options)
         start = self._start(dict(options or {}))
         self._messages = []
         if self.system_prompt is not None:
@@ -252,6 +247,12 @@ def require_text(action: Any, who: str = "the action") -> None:
             f"{who} must be the reply as a str, got {type(action).__name__}; "
             "decode token ids with your tokenizer first"
         )
+
+
+def check_options(options: Any) -> None:
+    """Refuse reset options that are not a dict (or None) with `ArgumentTypeError`."""
+    if options is not None and not isinstance(options, dict):
+        raise ArgumentTypeError(f"options must be a dict or None, got {type(options).__name__}")
 
 
 def format_conversation(messages: list[Message]) -> str:

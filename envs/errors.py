@@ -27,6 +27,11 @@ class EnvConfigError(EnvError, ValueError):
     """An environment was configured with arguments that cannot work."""
 
 
+class ArgumentTypeError(EnvConfigError, TypeError):
+    """An argument of the wrong type where Python code expects a `TypeError` (reset options that
+    are not a dict): both an `EnvConfigError` and a `TypeError`."""
+
+
 class ToolError(EnvError):
     """Raised by a tool when the agent's call cannot be carried out (a missing page, a bad
     option); its message goes back to the agent as the tool's result."""

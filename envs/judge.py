@@ -22,7 +22,7 @@ import numpy as np
 
 from rlvr.envs import options as checks
 from rlvr.envs.core import Outcome
-from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.errors import ArgumentTypeError, DatasetError, EnvConfigError
 from rlvr.envs.tasks import ListSource, TaskSource, as_source
 from rlvr.verifiers.function import FunctionVerifier, VerifyFunction
 from rlvr.verifiers.types import Status, Task, TaskFormatError, Verdict, Verifier
@@ -115,15 +115,27 @@ class TaskJudge:
         unknown = set(options) - set(RESET_OPTIONS)
         if unknown:
             raise EnvConfigError(
-                f"unknown reset options {sorted(unknown)}; this env accepts {list(RESET_OPTIONS)}"
+                f"unknown reset options {sorted(unknown, key=repr)}; "
+                f"this env accepts {list(RESET_OPTIONS)}"
             )
         if "task" in options and "task_index" in options:
             raise EnvConfigError("pass either options['task'] or options['task_index'], not both")
         if "task" in options:
             return self.coerce(options["task"])
         if "task_index" in options:
-            return self.tasks[options["task_index"]]
-        return self.tasks[int(rng.integers(len(self.tasks)))]
+            return self.item(task_index(options["task_index"], len(self.tasks)))
+        return self.item(int(rng.integers(len(self.tasks))))
+
+    def item(self, index: int) -> Task:
+        """Task `index` of the source, which must be a `Task` (a source of your own may hold
+        anything)."""
+        task = self.tasks[index]
+        if not isinstance(task, Task):
+            raise DatasetError(
+                f"item {index} of the task source {self.tasks!r:.80} is a "
+                f"{type(task).__name__}, not a Task"
+            )
+        return task
 
     def coerce(self, task: Task | Mapping[str, Any]) -> Task:
         """`options["task"]` as a `Task` the family can judge."""
@@ -195,6 +207,16 @@ class TaskJudge:
     def close(self) -> None:
         """Nothing to release: the verifier is the caller's (families that make their own
         verifier close it)."""
+
+
+def task_index(value: Any, size: int) -> int:
+    """`options["task_index"]` checked against a source of `size` tasks."""
+    name = "options['task_index']"
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise ArgumentTypeError(f"{name} must be an int, got {value!r:.80}")
+    if not 0 <= value < size:
+        raise EnvConfigError(f"{name} must be an int from 0 to {size - 1}, got {value}")
+    return int(value)
 
 
 def describe(component: Any) -> dict[str, Any]:

@@ -15,6 +15,8 @@ from rlvr.envs.interactions import (
     SelfCorrect,
     mentions_gold,
 )
+from rlvr.envs.options import declare, mapping, of_type, one_of, optional, real, whole
+from rlvr.envs.tasks import SPLITS
 from rlvr.envs.verifiable import as_verifiable_env, base_of
 
 
@@ -74,6 +76,16 @@ class SelfCorrectEnv(TextEnv):
     ## Version History
     - v0: initial version.
     """
+
+    argument_checks = declare(
+        env=of_type(str, gym.Env, what="an env id or a gymnasium.Env"),
+        env_kwargs=optional(mapping),
+        split=optional(one_of(*SPLITS)),
+        max_attempts=whole(1),
+        feedback=one_of(*FEEDBACK_MODES),
+        reward=one_of(*REWARD_MODES),
+        bonus=real(0.0, 1.0),
+    )
 
     def __init__(
         self,

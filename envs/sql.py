@@ -6,13 +6,38 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from rlvr.envs import services
 from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.judge import TaskJudge
-from rlvr.envs.options import choice, refuse_replaced
+from rlvr.envs.options import (
+    Check,
+    declare,
+    flag,
+    level,
+    names,
+    nonempty_text,
+    of_type,
+    one_of,
+    optional,
+    real,
+    refuse_replaced,
+    text,
+    whole,
+)
+from rlvr.envs.sqltasks.domains import DOMAINS
 from rlvr.envs.sqltasks.generate import SQLTasks, procedural_tasks
 from rlvr.envs.sqltasks.questions import LEVELS
-from rlvr.verifiers.sql import Backend, QueryResult, SQLVerifier, SQLVerifierConfig, make_backend
+from rlvr.envs.tasks import SPLITS
+from rlvr.verifiers.errors import VerifierConfigError
+from rlvr.verifiers.sql import (
+    Backend,
+    BackendError,
+    QueryResult,
+    SQLVerifier,
+    SQLVerifierConfig,
+    make_backend,
+)
 from rlvr.verifiers.types import Task
 
 DIALECT_NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL", "mysql": "MySQL"}
@@ -21,6 +46,26 @@ PROCEDURAL_OPTIONS = (
     "split", "difficulty", "domains", "seed", "databases_per_domain", "twins", "sample_rows",
 )  # fmt: skip
 SYSTEM_PROMPT = "You are an expert data analyst who writes correct, efficient SQL."
+BACKENDS = ("sqlite", "postgres")
+# What each field of SQLEnvConfig accepts (the dialect: the verifier's config says). The caps
+# keep a make or a step bounded: every reply runs on 1 + twins databases.
+CONFIG_CHECKS = declare(
+    backend=one_of(*BACKENDS),
+    postgres_dsn=optional(nonempty_text),
+    dialect=text,
+    split=one_of(*SPLITS),
+    difficulty=level(LEVELS),
+    domains=optional(names(DOMAINS)),
+    seed=whole(0),
+    databases_per_domain=whole(1, 10_000),
+    twins=whole(0, 10),
+    sample_rows=whole(0, 50),
+    timeout_s=real(0.0, low_open=True),
+    max_rows=whole(1),
+    partial_credit=flag,
+    ignore_column_order=flag,
+    rel_tol=real(0.0),
+)
 
 
 @dataclass(frozen=True)
@@ -62,7 +107,8 @@ class SQLEnvConfig:
     """Relative tolerance for numbers."""
 
     def __post_init__(self) -> None:
-        choice(self.backend, ("sqlite", "postgres"), name="backend")
+        for name, check in CONFIG_CHECKS.items():
+            check(getattr(self, name), name)
         if isinstance(self.difficulty, list):
             object.__setattr__(self, "difficulty", tuple(self.difficulty))
         self.verifier_config()  # validates the verifier's part
@@ -90,6 +136,26 @@ class SQLEnvConfig:
                 f"unknown argument(s) {unknown}; the SQL envs accept {sorted(names)}"
             )
         return dataclasses.replace(config or cls(), **options)
+
+
+def backend_argument(value: Any, name: str) -> Any:
+    """A backend's name, or a `Backend` object (its `execute` and `close`) you own."""
+    if isinstance(value, str) or not (hasattr(value, "execute") and hasattr(value, "close")):
+        return one_of(*BACKENDS)(value, name)
+    return value
+
+
+ARGUMENTS: dict[str, Check] = {
+    **CONFIG_CHECKS,
+    "backend": backend_argument,
+    "tasks": optional(
+        of_type(SQLTasks, what="a SQLTasks (from rlvr.envs.sqltasks: load_spider, ...)")
+    ),
+    "config": optional(of_type(SQLEnvConfig, what="a SQLEnvConfig")),
+    "system_prompt": optional(text),
+    "format_weight": real(0.0, 1.0, high_open=True),
+}
+"""The arguments of the SQL envs (`SQLJudge`'s), checked when one is made."""
 
 
 class SQLEnv(TextEnv):
@@ -137,6 +203,8 @@ class SQLEnv(TextEnv):
     ## Version History
     - v0: initial release.
     """
+
+    argument_checks = declare(**ARGUMENTS)
 
     def __init__(
         self,
@@ -195,12 +263,37 @@ class SQLJudge(TaskJudge):
             )
         self._owns_backend = backend is None
         if backend is None:
-            kwargs = {"dsn": self.config.postgres_dsn} if self.config.backend == "postgres" else {}
-            backend = make_backend(self.config.backend, **kwargs)
+            backend = self._make_backend()
         self.sql_verifier = SQLVerifier(tasks.catalog, backend, self.config.verifier_config())
         super().__init__(
             tasks, self.sql_verifier, system_prompt=system_prompt, format_weight=format_weight
         )
+
+    def _make_backend(self) -> Backend:
+        """The backend the config names; PostgreSQL is reached now (once per process and DSN),
+        so a server that does not answer stops the program here."""
+        if self.config.backend == "sqlite":
+            return make_backend("sqlite")
+        try:
+            backend = make_backend("postgres", dsn=self.config.postgres_dsn)
+        except (ImportError, VerifierConfigError) as exc:
+            raise EnvConfigError(f"backend='postgres': {services.one_line(exc)}") from None
+
+        def ping() -> None:
+            try:
+                backend.ping()  # type: ignore[attr-defined]
+            except BackendError as exc:
+                backend.close()
+                raise EnvConfigError(
+                    f"postgres_dsn: PostgreSQL does not answer ({services.one_line(exc)}); "
+                    "start the server, or fix postgres_dsn (or $RLVR_POSTGRES_DSN)"
+                ) from None
+
+        services.reach(("postgres", backend.dsn), ping)  # type: ignore[attr-defined]
+        return backend
+
+    def check(self, task: Task) -> None:
+        self.sql_verifier.check_task(task)
 
     @property
     def dialect_name(self) -> str:

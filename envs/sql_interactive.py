@@ -8,7 +8,8 @@ from typing import Any
 from rlvr.envs import options as checks
 from rlvr.envs.core import Outcome, Start, TextEnv
 from rlvr.envs.interactions import Interaction
-from rlvr.envs.sql import SQLJudge
+from rlvr.envs.options import declare
+from rlvr.envs.sql import ARGUMENTS, SQLJudge
 from rlvr.envs.sqltasks.generate import SQLTasks
 from rlvr.verifiers.sql import (
     BackendError,
@@ -88,6 +89,10 @@ class SQLInteractiveEnv(TextEnv):
     ## Version History
     - v0: initial release.
     """
+
+    argument_checks = declare(
+        **ARGUMENTS, explore_rows=checks.whole(1), max_turns=checks.optional(checks.whole(1))
+    )
 
     def __init__(
         self,

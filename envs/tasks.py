@@ -67,12 +67,9 @@ class ListSource:
 
 def as_source(tasks: TaskSource | Iterable[Task | Mapping[str, Any]]) -> TaskSource:
     """Accept a task source, or any iterable of tasks/dicts (wrapped in a `ListSource`)."""
+    options.tasks_argument(tasks)
     if isinstance(tasks, TaskSource) and not isinstance(tasks, (list, tuple)):
         return tasks
-    if isinstance(tasks, (str, bytes, Path)):
-        raise DatasetError(
-            f"tasks={tasks!r} is a path, not tasks; load it first with rlvr.envs.load_jsonl(path)"
-        )
     return ListSource(tasks)
 
 

@@ -10,18 +10,20 @@ from typing import Any
 
 import numpy as np
 
+from rlvr.envs import services
 from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import EnvConfigError, ToolInfraError
 from rlvr.envs.judge import TaskJudge
-from rlvr.envs.options import choice
+from rlvr.envs.options import declare, level, one_of, real, whole
 from rlvr.envs.replies import last_answer_line, shorten
-from rlvr.envs.tasks import Problem, ProceduralSource, TaskSource
+from rlvr.envs.tasks import SPLITS, Problem, ProceduralSource, TaskSource
 from rlvr.envs.tools.calculator import calculator_tool
 from rlvr.envs.tools.env import ToolUse
 from rlvr.envs.tools.parsing import format_tool_call
 from rlvr.envs.tools.python import PythonRunner
-from rlvr.verifiers.types import Task, Verdict
+from rlvr.verifiers.types import Task, TaskFormatError, Verdict
 
+LEVELS = (1, 2, 3)
 FINAL_INSTRUCTIONS = (
     "When you have the final answer, reply without any tool call and put the number in "
     "\\boxed{}, for example \\boxed{<number>}."
@@ -67,6 +69,14 @@ class ToolMathEnv(TextEnv):
     - v0: initial version.
     """
 
+    argument_checks = declare(
+        split=one_of(*SPLITS),
+        difficulty=level(LEVELS),
+        seed=whole(0),
+        python_tool=one_of(True, False, "auto"),
+        tool_timeout=real(0.0, low_open=True),
+    )
+
     def __init__(
         self,
         *,
@@ -109,6 +119,9 @@ class NumericJudge(TaskJudge):
     def __init__(self, tasks: TaskSource) -> None:
         super().__init__(tasks, NumericAnswerVerifier())
 
+    def check(self, task: Task) -> None:
+        numeric_gold(task)
+
     def reference_reply(self, task: Task) -> str:
         return boxed_answer(task)
 
@@ -130,10 +143,10 @@ def boxed_answer(task: Task) -> str:
 
 
 def _python_runner(python_tool: bool | str) -> PythonRunner | None:
-    choice(python_tool, (True, False, "auto"), name="python_tool")
     if python_tool is False:
         return None
     if python_tool is True:
+        services.sandbox("local", None)  # no sandbox here: say so now, not at every call
         return PythonRunner()
     try:
         return PythonRunner(probe=True)
@@ -160,11 +173,28 @@ class NumericAnswerVerifier:
             return Verdict.unparsable(
                 f"the final answer {shorten(text)!r} is not a number", extracted=text
             )
-        gold = Fraction(str(task.answer))
+        gold = numeric_gold(task)
         tolerance = Fraction(1, 100) if "." in str(task.answer) else Fraction(0)
         if abs(value - gold) <= tolerance:
             return Verdict.correct(text)
         return Verdict.incorrect(text)
+
+
+def numeric_gold(task: Task) -> Fraction:
+    """The task's gold as a number: an int or a decimal written as text ("12.50"), else
+    `TaskFormatError` naming the form."""
+    answer = task.answer
+    value = None
+    if isinstance(answer, int) and not isinstance(answer, bool):
+        value = Fraction(answer)
+    elif isinstance(answer, str):
+        value = parse_number(answer)
+    if value is None:
+        raise TaskFormatError(
+            f"task {task.id!r}: the answer must be a number (an int, or text such as "
+            f"'12.50'), got {answer!r:.80}"
+        )
+    return value
 
 
 def extract_final_answer(response: str) -> str | None:

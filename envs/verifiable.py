@@ -17,9 +17,20 @@ from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.interactions import SingleTurn
 from rlvr.envs.judge import TaskJudge
+from rlvr.envs.options import declare, optional, real, tasks_argument, text
 from rlvr.envs.tasks import TaskSource
 from rlvr.verifiers.function import VerifyFunction
 from rlvr.verifiers.types import Task, Verdict, Verifier
+
+
+def verifier_argument(value: Any, name: str) -> Any:
+    """A `Verifier` (with `verify(reply, task)`) or a function `fn(reply, task)`."""
+    if not (hasattr(value, "verify") or callable(value)):
+        raise EnvConfigError(
+            f"{name} must be a Verifier or a function fn(reply, task) -> bool | float | Verdict, "
+            f"got {value!r:.80}"
+        )
+    return value
 
 
 class VerifiableEnv(TextEnv):
@@ -56,6 +67,14 @@ class VerifiableEnv(TextEnv):
     (`register_task_env("myorg/Name-v0", ...)`): bump it when the tasks, the prompt or the
     verifier change.
     """
+
+    argument_checks = declare(
+        tasks=tasks_argument,
+        verifier=verifier_argument,
+        system_prompt=optional(text),
+        prompt_template=text,
+        format_weight=real(0.0, 1.0, high_open=True),
+    )
 
     def __init__(
         self,
@@ -136,23 +155,43 @@ def as_verifiable_env(
 
     Returns the env as given or made (close it when done); `base_of` gives the env under it.
     """
+    made = isinstance(env, str)
     if isinstance(env, str):
         kwargs = dict(env_kwargs or {})
         if split is not None:
             kwargs["split"] = split
-        env = gym.make(env, **kwargs)
+        env = make_by_id(env, kwargs)
     elif env_kwargs or split is not None:
         raise EnvConfigError(
             "env_kwargs and split apply only when env is an id; configure the env itself"
         )
     base = env.unwrapped if isinstance(env, gym.Env) else None
     if not isinstance(base, TextEnv) or not isinstance(base.interaction, SingleTurn):
+        if isinstance(env, gym.Env) and made:
+            env.close()
         raise EnvConfigError(
             f"expected the id or instance of a single-turn env with a judge (a VerifiableEnv, "
             f"rlvr/Math-v0, ...), got {env!r}; build one with rlvr.envs.register_task_env(...) "
             "or VerifiableEnv(tasks, verifier)"
         )
     return env
+
+
+def make_by_id(env_id: str, kwargs: Mapping[str, Any]) -> gym.Env:
+    """`gym.make(env_id, **kwargs)`, with gymnasium's refusals (an unknown id, a render_mode
+    that is not text, which gym.make reads before the env does) as `EnvConfigError`."""
+    bad_names = [name for name in kwargs if not isinstance(name, str)]
+    if bad_names:
+        raise EnvConfigError(f"env_kwargs names must be str, got {bad_names!r:.120}")
+    render_mode = kwargs.get("render_mode")
+    if render_mode is not None and not isinstance(render_mode, str):
+        raise EnvConfigError(
+            f"env_kwargs['render_mode'] must be a str or None, got {render_mode!r:.120}"
+        )
+    try:
+        return gym.make(env_id, **kwargs)
+    except gym.error.Error as exc:
+        raise EnvConfigError(f"env={env_id!r:.120}: {exc}") from None
 
 
 def base_of(env: gym.Env) -> TextEnv:

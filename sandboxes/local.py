@@ -142,22 +142,30 @@ def probe(config: LocalConfig) -> Isolation:
     return Isolation(bwrap, setpriv, cgroups, tuple(problems))
 
 
+def require_isolation(config: LocalConfig) -> Isolation:
+    """`probe(config)`, or `SandboxUnavailable` when the sandbox cannot run code as configured:
+    isolation incomplete without `allow_weak_isolation`, or too weak to run at all."""
+    isolation = probe(config)
+    if not isolation.complete:
+        # Weak isolation still never runs untrusted code as root.
+        fatal = os.geteuid() == 0 and isolation.setpriv is None
+        if not config.allow_weak_isolation or fatal or not os.path.exists(config.python):
+            raise SandboxUnavailable(
+                "the local sandbox cannot isolate code here: "
+                + "; ".join(isolation.problems)
+                + ". Fix that (run `rlvr sandbox doctor`), use backend='docker', or pass "
+                "allow_weak_isolation=True to run with weaker isolation"
+            )
+    return isolation
+
+
 class LocalBackend(Backend):
     name = "local"
 
     def __init__(self, config: LocalConfig) -> None:
         self.config = config
-        self.isolation = probe(config)
+        self.isolation = require_isolation(config)
         if not self.isolation.complete:
-            # Weak isolation still never runs untrusted code as root.
-            fatal = os.geteuid() == 0 and self.isolation.setpriv is None
-            if not config.allow_weak_isolation or fatal or not os.path.exists(config.python):
-                raise SandboxUnavailable(
-                    "the local sandbox cannot isolate code here: "
-                    + "; ".join(self.isolation.problems)
-                    + ". Fix that (run `rlvr sandbox doctor`), use backend='docker', or pass "
-                    "allow_weak_isolation=True to run with weaker isolation"
-                )
             message = "rlvr local sandbox runs with WEAKER ISOLATION: " + "; ".join(
                 self.isolation.problems
             )

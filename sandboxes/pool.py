@@ -540,6 +540,25 @@ def make_config(backend: str, options: dict[str, Any]) -> Any:
     raise SandboxConfigError(f"unknown sandbox backend {backend!r}; use 'local' or 'docker'")
 
 
+def check_backend(backend: str, config: Any, *, timeout: int = 5) -> None:
+    """Raise `SandboxUnavailable` (saying how to fix it) when `backend` with `config` (from
+    `make_config`) cannot run code on this machine. Cheap, starts nothing: for "local" the
+    isolation probe, for "docker" a ping of the engine (within `timeout` seconds) and a look
+    for the image."""
+    if backend == "local":
+        from rlvr.sandboxes.local import require_isolation
+
+        require_isolation(config)
+        return
+    from rlvr.sandboxes.image import docker_client, image_method
+
+    client = docker_client(config.base_url, timeout=timeout)
+    try:
+        image_method(client, config.image)
+    finally:
+        client.close()
+
+
 def _build(cls: type, options: dict[str, Any]) -> Any:
     known = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(options) - known)

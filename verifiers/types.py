@@ -55,12 +55,14 @@ class Task:
         if missing:
             raise TaskFormatError(
                 f"task is missing {', '.join(repr(k) for k in missing)}; "
-                f"it has keys {sorted(data)}. Pass a field mapping if your names differ."
+                f"it has keys {sorted(data, key=repr)}. "
+                "Pass a field mapping if your names differ."
             )
         unknown = set(data) - {"id", "prompt", "answer", "metadata"}
         if unknown:
             raise TaskFormatError(
-                f"task has unknown keys {sorted(unknown)}; put extra facts under 'metadata'"
+                f"task has unknown keys {sorted(unknown, key=repr)}; "
+                "put extra facts under 'metadata'"
             )
         task_id = data.get("id") or content_id(data["prompt"], data["answer"])
         metadata = data.get("metadata") or {}

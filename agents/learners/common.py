@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from rlvr.agents.compat import cache_of, with_cache
 from rlvr.agents.policy import TrainablePolicy
 from rlvr.agents.rollouts import Episode
 
@@ -159,7 +160,7 @@ def _forward_shared(
         use_cache=True,
     )
     expand = torch.tensor(source, device=device)
-    cache = head.past_key_values
+    cache = cache_of(model, head)
     cache.reorder_cache(expand)  # index_select: differentiable, gradients sum over the group
     # 2. the rest of every episode, right-padded, attending to its prompt's cache
     rest_lengths = batch.attention_mask.sum(dim=1) - prompt_lengths  # (N,)
@@ -171,9 +172,9 @@ def _forward_shared(
         input_ids=rest,
         attention_mask=torch.cat([prefix_mask[expand], valid.long()], dim=1),
         position_ids=positions,
-        past_key_values=cache,
         output_hidden_states=hidden,
         use_cache=True,
+        **with_cache(model, cache),
     )
     # logits predicting rest[:, j]: the prompt's last position for j = 0, else rest[:, j - 1]
     logits = torch.cat([head.logits[:, -1:, :][expand], tail.logits[:, :-1, :]], dim=1)

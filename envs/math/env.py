@@ -11,11 +11,32 @@ from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.judge import TaskJudge
 from rlvr.envs.math.families import FAMILIES, LEVELS, generate
-from rlvr.envs.tasks import ProceduralSource, TaskSource
+from rlvr.envs.options import (
+    declare,
+    flag,
+    level,
+    names,
+    one_of,
+    optional,
+    real,
+    tasks_argument,
+    text,
+    whole,
+)
+from rlvr.envs.tasks import SPLITS, ProceduralSource, TaskSource
 from rlvr.verifiers.math import MathVerifier, gold_text
 from rlvr.verifiers.types import Task
 
 DEFAULT_PROMPT_TEMPLATE = "{prompt}\nPut your final answer in \\boxed{{}}."
+# The arguments of math tasks and their checking, shared with the envs that pose math questions.
+TASK_ARGUMENTS = declare(
+    split=optional(one_of(*SPLITS)),
+    difficulty=optional(level(LEVELS)),
+    families=optional(names(FAMILIES)),
+    seed=optional(whole(0)),
+    tasks=optional(tasks_argument),
+    timeout=real(0.0, low_open=True),
+)
 
 
 class MathEnv(TextEnv):
@@ -74,6 +95,14 @@ class MathEnv(TextEnv):
     ## Version History
     - v0: initial release: nine families x five levels, GSM8K/MATH loaders, exact verifier.
     """
+
+    argument_checks = declare(
+        **TASK_ARGUMENTS,
+        system_prompt=optional(text),
+        prompt_template=text,
+        format_weight=real(0.0, 1.0, high_open=True),
+        require_simplified=flag,
+    )
 
     def __init__(
         self,

@@ -31,8 +31,9 @@ import numpy as np
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
-from rlvr.envs.core import Message, format_conversation, require_text
+from rlvr.envs.core import Message, check_options, format_conversation, require_text
 from rlvr.envs.errors import ActionError, EnvConfigError, ResetNeeded
+from rlvr.envs.options import CheckedArguments
 from rlvr.envs.spaces import TextSpace
 from rlvr.verifiers.types import Verdict
 
@@ -113,7 +114,7 @@ class Round:
     info: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
-class TextAECEnv(AECEnv[str, str, str]):
+class TextAECEnv(CheckedArguments, AECEnv[str, str, str]):
     """Base class of rlvr's multi-agent text environments (PettingZoo AEC API).
 
     Arguments:
@@ -145,11 +146,6 @@ class TextAECEnv(AECEnv[str, str, str]):
         max_text_length: int = 1 << 16,
     ) -> None:
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise EnvConfigError(
-                f"render_mode must be one of {self.metadata['render_modes']} or None, "
-                f"got {render_mode!r}"
-            )
         self.possible_agents = list(agents)
         self.render_mode = render_mode
         self.system_prompt = system_prompt
@@ -208,10 +204,9 @@ class TextAECEnv(AECEnv[str, str, str]):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if seed is not None:
             self._np_random, self._np_random_seed = seeding.np_random(seed)
-        if options is not None and not isinstance(options, dict):
-            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+        check_options(options)
         options = dict(options or {})
-        unknown = sorted(set(options) - self.reset_options)
+        unknown = sorted(set(options) - self.reset_options, key=repr)
         if unknown:
             # A warning, not an error: PettingZoo's api_test resets with options={"options": 1}.
             warnings.warn(
@@ -327,6 +322,11 @@ class TextAECEnv(AECEnv[str, str, str]):
         return text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
 
     # --- bookkeeping -----------------------------------------------------------------------------
+
+    def _clear_rewards(self) -> None:
+        # PettingZoo's clears to the int 0: rewards stay floats, as learners expect.
+        for agent in self.rewards:
+            self.rewards[agent] = 0.0
 
     def _new_episode(self) -> None:
         """Every agent live, nothing earned, each view holding only the system prompt."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from rlvr.envs.errors import EnvConfigError
-from rlvr.envs.math.env import MathJudge, math_tasks
+from rlvr.envs.math.env import TASK_ARGUMENTS, MathJudge, math_tasks
 from rlvr.envs.multiagent.base import Round, TextAECEnv
 from rlvr.envs.multiagent.parallel import TextParallelEnv
+from rlvr.envs.options import declare, one_of, whole
 from rlvr.envs.replies import last_tagged
 from rlvr.envs.tasks import TaskSource
 from rlvr.verifiers.types import Task, Verdict
@@ -91,6 +91,7 @@ class DebateEnv(TextAECEnv):
         "is_parallelizable": True,
     }
     reset_options: ClassVar[frozenset[str]] = frozenset({"task", "task_index"})
+    argument_checks = declare(**TASK_ARGUMENTS, judge=one_of(*JUDGES), rounds=whole(1, MAX_ROUNDS))
 
     def __init__(
         self,
@@ -106,10 +107,6 @@ class DebateEnv(TextAECEnv):
         render_mode: str | None = None,
         max_text_length: int = 1 << 16,
     ) -> None:
-        if judge not in JUDGES:
-            raise EnvConfigError(f"judge must be one of {list(JUDGES)}, got {judge!r}")
-        if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds <= MAX_ROUNDS:
-            raise EnvConfigError(f"rounds must be an int from 1 to {MAX_ROUNDS}, got {rounds!r}")
         # The judge of rlvr/Math-v0 poses the questions (and checks given ones).
         self.questions = MathJudge(
             math_tasks(tasks, split=split, difficulty=difficulty, families=families, seed=seed),

@@ -12,6 +12,7 @@ import numpy as np
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.multiagent.base import Round, TextAECEnv
 from rlvr.envs.multiagent.parallel import TextParallelEnv
+from rlvr.envs.options import declare, whole
 from rlvr.envs.replies import last_tagged, shorten
 
 ITEMS = ("book", "hat", "ball")
@@ -71,6 +72,7 @@ class NegotiationEnv(TextAECEnv):
 
     metadata: ClassVar[dict[str, Any]] = {**TextAECEnv.metadata, "name": "negotiation_v0"}
     reset_options: ClassVar[frozenset[str]] = frozenset({"counts", "values"})
+    argument_checks = declare(max_turns=whole(2))
 
     def __init__(
         self,
@@ -79,8 +81,6 @@ class NegotiationEnv(TextAECEnv):
         render_mode: str | None = None,
         max_text_length: int = 1 << 16,
     ) -> None:
-        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 2:
-            raise EnvConfigError(f"max_turns must be an int >= 2, got {max_turns!r}")
         super().__init__(
             ("player_0", "player_1"), render_mode=render_mode, max_text_length=max_text_length
         )

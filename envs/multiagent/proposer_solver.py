@@ -9,6 +9,7 @@ from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.multiagent.base import Round, TextAECEnv
 from rlvr.envs.multiagent.parallel import TextParallelEnv
 from rlvr.envs.multiagent.problems import MAX_CHARS, Posed, answer_in_problem, pose, question
+from rlvr.envs.options import declare, real, whole
 from rlvr.envs.replies import last_tagged
 from rlvr.verifiers.math import MathVerifier
 from rlvr.verifiers.types import Task, Verdict, content_id
@@ -82,6 +83,8 @@ class ProposerSolverEnv(TextAECEnv):
     """
 
     metadata: ClassVar[dict[str, Any]] = {**TextAECEnv.metadata, "name": "proposer_solver_v0"}
+    # Several solvers: a solve rate needs several attempts.
+    argument_checks = declare(solvers=whole(2), timeout=real(0.0, low_open=True))
 
     def __init__(
         self,
@@ -91,11 +94,6 @@ class ProposerSolverEnv(TextAECEnv):
         render_mode: str | None = None,
         max_text_length: int = 1 << 16,
     ) -> None:
-        if isinstance(solvers, bool) or not isinstance(solvers, int) or solvers < 2:
-            raise EnvConfigError(
-                "solvers must be an int >= 2 (a solve rate needs several attempts), "
-                f"got {solvers!r}"
-            )
         try:
             self.verifier = MathVerifier(timeout=timeout)
         except ValueError as exc:

@@ -6,13 +6,24 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 
 from rlvr.envs import options as checks
+from rlvr.envs import services
 from rlvr.envs.core import TextEnv
-from rlvr.envs.errors import EnvConfigError
-from rlvr.envs.tasks import Generator, ProceduralSource
+from rlvr.envs.errors import EnvConfigError, ToolInfraError
+from rlvr.envs.options import (
+    declare,
+    level,
+    nonempty_text,
+    one_of,
+    optional,
+    real,
+    whole,
+)
+from rlvr.envs.services import one_line
+from rlvr.envs.tasks import SPLITS, Generator, ProceduralSource
 from rlvr.envs.tools.env import ToolUse
 from rlvr.envs.tools.tool import Tool
 from rlvr.envs.web.browser import Browser
@@ -67,6 +78,9 @@ class WebSite(ToolUse):
         self.browser: Browser | None = None
         self._site_url: str | None = None
         self._release: weakref.finalize | None = None
+        if server_url is not None:  # a server that is not there stops the program now
+            url = server_url.rstrip("/")
+            services.reach(("site", url, self.site_key), lambda: self._reach_external_site(url))
 
     # --- the site --------------------------------------------------------------------------
 
@@ -82,6 +96,17 @@ class WebSite(ToolUse):
                 self._release = weakref.finalize(self, release_server, self.site_key)
                 self._site_url = server.url
         return self._site_url
+
+    def _reach_external_site(self, url: str) -> None:
+        try:
+            self._check_external_site(url)
+        except ToolInfraError as exc:
+            raise EnvConfigError(
+                f"server_url={self.server_url!r}: the site does not answer ({one_line(exc)}); "
+                f"start it with `rlvr web serve {self.site_description['kind']} --seed "
+                f"{self.site_description['seed']} --size {self.site_description['size']}`, "
+                "or drop server_url to serve the site in this process"
+            ) from None
 
     def _check_external_site(self, url: str) -> None:
         probe = Browser(url, timeout=self.http_timeout)
@@ -126,6 +151,23 @@ class WebOptions(TypedDict, total=False):
     server_url: str | None
     max_page_chars: int
     tool_timeout: float
+
+
+MAX_SITE_SIZE = 100_000  # pages of a generated site: past this, building it takes minutes
+
+
+def web_arguments(levels: Sequence[int], min_site_size: int) -> Mapping[str, checks.Check]:
+    """The `argument_checks` of a web env: its `WebOptions`, `site_seed` and `site_size`."""
+    return declare(
+        site_seed=whole(0),
+        site_size=whole(min_site_size, MAX_SITE_SIZE),
+        split=one_of(*SPLITS),
+        difficulty=level(levels),
+        seed=whole(0),
+        server_url=optional(nonempty_text),
+        max_page_chars=whole(200),
+        tool_timeout=real(0.0, low_open=True),
+    )
 
 
 def web_env_parts(

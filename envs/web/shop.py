@@ -266,13 +266,25 @@ class Goal:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Goal:
-        return cls(
-            data["category"],
-            tuple(data["attributes"]),
-            dict(data["options"]),
-            int(data["max_price_cents"]),
-            data["target"],
+        """The goal `to_dict` wrote; `ValueError` for anything else (a field missing or of the
+        wrong type)."""
+        try:
+            category, attributes = data["category"], data["attributes"]
+            options, price, target = data["options"], data["max_price_cents"], data["target"]
+        except (KeyError, TypeError):
+            raise ValueError("not a goal dict") from None
+        texts = isinstance(attributes, (list, tuple)) and all(
+            isinstance(a, str) for a in attributes
         )
+        pairs = isinstance(options, Mapping) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in options.items()
+        )
+        price_ok = isinstance(price, int) and not isinstance(price, bool) and price >= 0
+        if not (isinstance(category, str) and isinstance(target, str) and texts and pairs):
+            raise ValueError("a goal field has the wrong type")
+        if not price_ok:
+            raise ValueError("max_price_cents must be an int >= 0")
+        return cls(category, tuple(attributes), dict(options), price, target)
 
 
 def make_goal(catalog: Catalog, rng: np.random.Generator, difficulty: int) -> Goal:

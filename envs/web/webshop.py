@@ -14,7 +14,7 @@ from rlvr.envs.tasks import Problem, TaskSource
 from rlvr.envs.tools.env import ToolUse
 from rlvr.envs.tools.parsing import format_tool_call
 from rlvr.envs.tools.tool import Tool, object_schema
-from rlvr.envs.web.base import WebOptions, WebSite, web_env_parts
+from rlvr.envs.web.base import WebOptions, WebSite, web_arguments, web_env_parts
 from rlvr.envs.web.browser import Browser
 from rlvr.envs.web.shop import (
     DEFAULT_SIZE,
@@ -32,6 +32,7 @@ PROMPT = (
     "Find a product that matches it on the shop's website, add it to the cart with the right "
     "options, and buy it."
 )
+LEVELS = (1, 2, 3)  # wanted attributes
 FINAL_INSTRUCTIONS = (
     "The episode ends when you call buy (the purchase is graded) or when you reply without a "
     "tool call (nothing is bought)."
@@ -81,6 +82,8 @@ class WebShopEnv(TextEnv):
     - v0: initial version.
     """
 
+    argument_checks = web_arguments(LEVELS, min_site_size=10)
+
     def __init__(
         self,
         *,
@@ -118,11 +121,16 @@ class WebShopJudge(TaskJudge):
     """
 
     def __init__(self, tasks: TaskSource, catalog: Catalog) -> None:
-        super().__init__(tasks, self)
         self.catalog = catalog
+        super().__init__(tasks, self)
 
     def check(self, task: Task) -> None:
-        goal_of(task)
+        goal = goal_of(task)
+        if goal.target not in self.catalog.by_id:
+            raise TaskFormatError(
+                f"task {task.id!r}: the goal's target {goal.target!r:.40} is not a product of "
+                f"this shop (site_seed={self.catalog.seed}, site_size={self.catalog.size})"
+            )
 
     def verify(self, response: str, task: Task) -> Verdict:
         return Verdict.incorrect(details="nothing was bought")

@@ -13,7 +13,7 @@ from rlvr.envs.replies import last_answer_line, last_tagged
 from rlvr.envs.tasks import Problem
 from rlvr.envs.tools.env import ToolUse
 from rlvr.envs.tools.parsing import format_tool_call
-from rlvr.envs.web.base import WebOptions, WebSite, web_env_parts
+from rlvr.envs.web.base import WebOptions, WebSite, web_arguments, web_env_parts
 from rlvr.envs.web.wiki import (
     DEFAULT_SIZE,
     Wiki,
@@ -22,9 +22,10 @@ from rlvr.envs.web.wiki import (
     make_question,
     normalize_answer,
 )
-from rlvr.verifiers.types import Task, Verdict
+from rlvr.verifiers.types import Task, TaskFormatError, Verdict
 
 PROMPT = "Question: {question}\nFind the answer on the encyclopedia website."
+LEVELS = (1, 2, 3, 4)  # articles to read
 FINAL_INSTRUCTIONS = (
     "When you know the answer, reply without any tool call, on a last line of the form "
     "'Answer: ...' (just the name, year or number)."
@@ -71,6 +72,8 @@ class WikiQAEnv(TextEnv):
     - v0: initial version.
     """
 
+    argument_checks = web_arguments(LEVELS, min_site_size=40)
+
     def __init__(
         self,
         *,
@@ -88,7 +91,20 @@ class WikiQAEnv(TextEnv):
             oracle=functools.partial(reading_path, self.wiki),
             **options,
         )
-        super().__init__(TaskJudge(tasks, NormalizedMatchVerifier()), site, render_mode=render_mode)
+        super().__init__(WikiJudge(tasks, NormalizedMatchVerifier()), site, render_mode=render_mode)
+
+
+class WikiJudge(TaskJudge):
+    """Questions whose gold is a name, year or number, matched after normalisation."""
+
+    def check(self, task: Task) -> None:
+        answer = task.answer
+        readable = isinstance(answer, (str, int)) and not isinstance(answer, bool)
+        if not readable or not any(char.isalnum() for char in normalize_answer(str(answer))):
+            raise TaskFormatError(
+                f"task {task.id!r}: the answer must be a name, year or number (a str with "
+                f"letters or digits, or an int), got {answer!r:.80}"
+            )
 
 
 def reading_path(wiki: Wiki, site: ToolUse, env: TextEnv) -> str:

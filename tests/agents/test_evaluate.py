@@ -105,7 +105,7 @@ def test_sampling_params_validation(kwargs, message):
     ("arguments", "message"),
     [
         (["rlvr/Nope-v0"], "doesn't exist"),
-        (["rlvrtest/EvalCapitals-v0", "--kwargs", '{"nope": 1}'], "bad kwargs"),
+        (["rlvrtest/EvalCapitals-v0", "--kwargs", '{"nope": 1}'], "unknown argument(s) nope=1"),
         (["rlvrtest/EvalCapitals-v0", "--agent", "gpt"], "unknown agent 'gpt'"),
     ],
 )

@@ -74,7 +74,7 @@ def test_options_pin_a_task(capitals_id):
         env.reset(options={"tsk": 1})
     with pytest.raises(EnvConfigError, match="missing 'answer'"):
         env.reset(options={"task": {"prompt": "no answer"}})
-    with pytest.raises(IndexError):
+    with pytest.raises(EnvConfigError, match=r"task_index'\] must be an int from 0 to 4, got 99"):
         env.reset(options={"task_index": 99})
 
 

@@ -128,6 +128,20 @@ def test_task_answers_are_validated():
         UnitTestConfig(scoring="most")
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"entry_point": "f", "asserts": 5},
+        {"entry_point": "f", "cases": 5},
+        {"entry_point": "f", "asserts": ["assert True"], 0: 1, "x": 2},  # keys of mixed types
+    ],
+)
+def test_answers_of_the_wrong_shape_are_a_task_format_error(answer):
+    # Found by tests/envs/test_fuzz.py: these raised TypeError from inside the parser.
+    with pytest.raises(TaskFormatError):
+        CodeTests.from_answer(answer)
+
+
 # --- verdicts -----------------------------------------------------------------------------------
 
 CASES = Task(

@@ -60,7 +60,7 @@ class CallCase:
             raise TaskFormatError(f"{where}: a case needs 'args' (and 'expected' or 'raises')")
         unknown = set(data) - {"args", "kwargs", "expected", "raises", "compare"}
         if unknown:
-            raise TaskFormatError(f"{where}: unknown case keys {sorted(unknown)}")
+            raise TaskFormatError(f"{where}: unknown case keys {sorted(unknown, key=repr)}")
         if ("expected" in data) == ("raises" in data):
             raise TaskFormatError(f"{where}: give exactly one of 'expected' or 'raises'")
         compare = data.get("compare", "exact")
@@ -141,7 +141,7 @@ class CodeTests:
         known = {"entry_point", "cases", "check", "asserts", "preamble", "setup", "reference"}
         unknown = set(answer) - known
         if unknown:
-            raise TaskFormatError(f"{where}: unknown answer keys {sorted(unknown)}")
+            raise TaskFormatError(f"{where}: unknown answer keys {sorted(unknown, key=repr)}")
         entry_point = answer.get("entry_point")
         if not isinstance(entry_point, str) or not entry_point.isidentifier():
             raise TaskFormatError(f"{where}: 'entry_point' must be a function name")
@@ -155,8 +155,10 @@ class CodeTests:
             if answer.get(key) is not None and not isinstance(answer[key], str):
                 raise TaskFormatError(f"{where}: '{key}' must be source code (a str)")
         asserts = answer.get("asserts") or ()
-        if isinstance(asserts, str) or not all(isinstance(a, str) for a in asserts):
+        if not isinstance(asserts, (list, tuple)) or not all(isinstance(a, str) for a in asserts):
             raise TaskFormatError(f"{where}: 'asserts' must be a list of assert statements")
+        if not isinstance(answer.get("cases") or (), (list, tuple)):
+            raise TaskFormatError(f"{where}: 'cases' must be a list of cases (dicts)")
         cases = tuple(
             CallCase.from_dict(case, f"{where} case {number}")
             for number, case in enumerate(answer.get("cases") or (), start=1)
@@ -170,6 +172,22 @@ class CodeTests:
             setup=answer.get("setup") or "",
             reference=answer.get("reference"),
         )
+
+    def check_syntax(self, task_id: str = "task") -> None:
+        """Raise `TaskFormatError` when the test code (check, asserts, preamble, setup) does not
+        parse: every reply would otherwise meet a broken test run."""
+        sources = {"check": self.check, "preamble": self.preamble, "setup": self.setup}
+        sources.update({f"asserts[{n}]": code for n, code in enumerate(self.asserts)})
+        for key, code in sources.items():
+            if not code:
+                continue
+            try:
+                compile(code, f"<{key}>", "exec", dont_inherit=True)
+            except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte
+                why = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+                raise TaskFormatError(
+                    f"task {task_id!r}: the test code {key!r} does not parse: {why}"
+                ) from None
 
     def to_answer(self) -> dict[str, Any]:
         answer: dict[str, Any] = {"entry_point": self.entry_point}

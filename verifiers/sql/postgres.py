@@ -172,6 +172,15 @@ class PostgresBackend:
             self._loaded.clear()
             self._names.clear()
 
+    def ping(self) -> None:
+        """Connect with the admin DSN and run a trivial query: `BackendError` (one line) when the
+        server does not answer. The connection is kept for the first query."""
+        with self._lock:
+            try:
+                self._admin_connection().execute("SELECT 1")
+            except (BackendError, self.psycopg.Error) as exc:
+                raise BackendError(" ".join(str(exc).split())) from None
+
     # --- running ----------------------------------------------------------------------------------
 
     def run_sql(self, database: DatabaseSource, sql: str, limits: Limits) -> QueryResult:

@@ -42,7 +42,7 @@ from rlvr.verifiers.sql.extract import extract_sql
 from rlvr.verifiers.sql.guard import CheckedQuery, check_query
 from rlvr.verifiers.sql.results import QueryResult
 from rlvr.verifiers.sql.ties import boundary_choice, literal_limit, tied_rows, with_order_keys
-from rlvr.verifiers.types import Task, Verdict
+from rlvr.verifiers.types import Task, TaskFormatError, Verdict
 
 _DIALECTS = ("sqlite", "postgres", "mysql", "duckdb", "bigquery", "snowflake", "tsql", "oracle")
 
@@ -318,6 +318,23 @@ class SQLVerifier:
         """
         query = check_query(sql, self.config.dialect)
         return self.backend.execute(lookup(self.catalog, db_id), query, self.config.limits)
+
+    def check_task(self, task: Task) -> None:
+        """Raise `TaskFormatError` for a task that cannot be judged: no gold SQL, no database,
+        or a gold query that does not run on its database or a test-suite database (its
+        results are cached for the replies). `BackendError` when our backend fails."""
+        try:
+            gold_sql = self.gold_sql_of(task)
+            for db_id in self.databases_of(task):
+                try:
+                    self.gold_result(gold_sql, lookup(self.catalog, db_id))
+                except (QueryError, SQLParseError, UnsafeQuery) as exc:
+                    raise TaskFormatError(
+                        f"task {task.id!r}: the gold query does not run on {db_id!r}: "
+                        + " ".join(str(exc).split())
+                    ) from None
+        except (VerifierConfigError, UnknownDatabase) as exc:
+            raise TaskFormatError(f"task {task.id!r}: {exc}") from None
 
     # --- task fields ------------------------------------------------------------------------------
 

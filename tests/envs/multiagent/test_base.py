@@ -37,6 +37,7 @@ def test_no_mover_sees_another_move_of_the_same_round():
     assert "7" not in observation.replace(str(env.bonus["player_1"]), "")
     assert all(m["content"] != "7" for m in env.infos["player_1"]["messages"])
     assert env.rewards == {"player_0": 0.0, "player_1": 0.0}  # nothing resolved yet
+    assert all(type(reward) is float for reward in env.rewards.values())  # not PettingZoo's 0
 
 
 def test_rewards_accumulate_until_the_agent_acts_again():
