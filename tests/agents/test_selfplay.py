@@ -147,7 +147,7 @@ def test_rlvr_train_self_play_on_connect4(tiny_path, tmp_path, capsys, algo):
         ({"self_play": None}, "rlvr/Connect4-v0 is a multi-agent env: train on it by self-play"),
         ({"envs": [EnvSpec("test/Digits-v0")]}, "test/Digits-v0 is single-agent"),
         ({"self_play": SelfPlayConfig(opponent="gpt")}, "unknown agent 'gpt'"),
-        ({"envs": [EnvSpec("rlvr/Connect4-v0", kwargs={"size": 3})]}, "bad kwargs"),
+        ({"envs": [EnvSpec("rlvr/Connect4-v0", kwargs={"size": 3})]}, "unknown argument.*size=3"),
     ],
 )
 def test_bad_self_play_settings_name_the_fix(tiny_path, tmp_path, overrides, message):
