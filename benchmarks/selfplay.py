@@ -16,7 +16,7 @@
 Prints, per seed and over seeds, the win rates with 95% Wilson intervals (per seed; the games
 are the unit) and a t interval over the seeds' means; `results.json` keeps the figures.
 
-    nice -n 10 .venv/bin/python benchmarks/selfplay.py [--seeds 3] [--steps 12] [--games 200]
+    nice -n 10 .venv/bin/python benchmarks/selfplay.py [--seeds 3] [--steps 20] [--lr 5e-3]
 """
 
 from __future__ import annotations
@@ -132,11 +132,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="runs/bench/selfplay")
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=12)
+    parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--prompts", type=int, default=4, help="tasks per step")
     parser.add_argument("--group-size", type=int, default=4, help="games per task")
     parser.add_argument("--games", type=int, default=200, help="games per measurement")
-    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--lr", type=float, default=5e-3)
     parser.add_argument("--warm-steps", type=int, default=60)
     parser.add_argument("--opponent", default="self", help="SelfPlayConfig.opponent")
     args = parser.parse_args()
