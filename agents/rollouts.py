@@ -110,6 +110,8 @@ class Episode:
     policy_lag: int = 0
     """Learner updates made since the weights that sampled it (asynchronous rollouts; 0 when
     on-policy)."""
+    seat: str | None = None
+    """The agent this episode played in a multi-agent game (`rlvr.agents.selfplay`), else None."""
 
     @property
     def reward(self) -> float:

@@ -15,6 +15,7 @@ trained model).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import shutil
@@ -32,13 +33,23 @@ import torch
 from rlvr.agents.async_rollouts import AsyncRollouts, sampler_copy
 from rlvr.agents.errors import InfraErrorRateError, TrainingError
 from rlvr.agents.hf import HFPolicy, LoraSettings, _quiet_transformers
+from rlvr.agents.kinds import make_policy
 from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner
 from rlvr.agents.learners.ppo import PPOConfig, PPOLearner
 from rlvr.agents.metrics import MetricsLog, plot_learning_curves
 from rlvr.agents.policy import SamplingParams, TrainablePolicy
 from rlvr.agents.rollouts import EnvSpec, Episode, RolloutCollector, check_env_specs
+from rlvr.agents.selfplay import (
+    SELF,
+    SNAPSHOT,
+    GameCollector,
+    SelfPlayConfig,
+    check_game_specs,
+    game_eval_kwargs,
+    is_multiagent,
+)
 from rlvr.config import ConfigError, cli, differences, dump, write_config
-from rlvr.rollout import evaluate
+from rlvr.rollout import EvalReport, MatchReport, evaluate, play_match
 
 Algo = Literal["grpo", "ppo"]
 ALGOS: tuple[str, ...] = get_args(Algo)
@@ -143,6 +154,11 @@ class TrainConfig:
     sampling (`grpo.tis_cap`). The lag is logged per step (`async/policy_lag`)."""
     max_policy_lag: int = 1
     """With `async_rollouts`: the most updates the sampling policy may be behind the learner."""
+    self_play: SelfPlayConfig | None = None
+    """Train on multi-agent envs (rlvr.envs.multiagent, e.g. rlvr/Connect4-v0) by self-play: the
+    trained policy takes every seat (or plays `self_play.opponent`) and each seat's episode
+    trains it on that seat's own tokens; held-out evaluation is the win rate against
+    `self_play.eval_opponent`. `--self-play` turns it on with the defaults."""
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
     """GRPO hyperparameters (used when algo="grpo")."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
@@ -254,7 +270,7 @@ class Trainer:
 
     def __init__(self, config: TrainConfig, policy: TrainablePolicy | None = None) -> None:
         self.config = config
-        check_env_specs(config.envs)  # before the model loads: a bad env id fails in a second
+        check_envs(config)  # before the model loads: a bad env id fails in a second
         if config.threads is not None:
             torch.set_num_threads(config.threads)
         self.policy: TrainablePolicy = policy or HFPolicy(
@@ -270,7 +286,8 @@ class Trainer:
         self.env_workers = _start_env_workers(config)
         self._load_sampler: Any = None  # async: how published weights reach the sampler
         self._stop_sampler: Any = None
-        self.collector = self._make_collector(self._sampler())
+        self.snapshot: TrainablePolicy | None = None
+        self.collector: RolloutCollector | GameCollector = self._make_collector(self._sampler())
         self.task_rng = np.random.default_rng(config.seed)
         self.sample_generator = torch.Generator(device=self.policy.device).manual_seed(config.seed)
         self.rollouts: AsyncRollouts | None = None  # started with the first step
@@ -312,12 +329,19 @@ class Trainer:
         )
         return sampler
 
-    def _make_collector(self, policy: TrainablePolicy) -> RolloutCollector:
-        """The rollout collector: envs in this process, or on the Ray env workers."""
+    def _make_collector(self, policy: TrainablePolicy) -> RolloutCollector | GameCollector:
+        """The rollout collector: envs in this process, or on the Ray env workers; games of
+        multi-agent envs with `self_play`."""
         config = self.config
         settings: dict[str, Any] = dict(
             group_size=config.group_size, sampling=self.sampling, max_turns=config.max_turns
         )
+        if config.self_play is not None:
+            opponent = config.self_play.opponent
+            if opponent == SNAPSHOT:
+                self.snapshot = copy.deepcopy(self.policy)
+            fixed = None if opponent == SELF else self.snapshot or make_policy(opponent)
+            return GameCollector(policy, config.envs, opponent=fixed, **settings)
         if self.env_workers is None:
             return RolloutCollector(policy, config.envs, **settings)
         from rlvr.agents.ray_rollouts import RayRolloutCollector
@@ -336,6 +360,13 @@ class Trainer:
         if self.env_workers is not None:
             self.env_workers.close()
             self.env_workers = None
+
+    def _refresh_snapshot(self) -> None:
+        """The "snapshot" opponent takes the trained weights every `snapshot_every` steps."""
+        self_play = self.config.self_play
+        if self.snapshot is None or self_play is None or self.step % self_play.snapshot_every:
+            return
+        self.snapshot.model.load_state_dict(self.policy.model.state_dict())
 
     # --- one step ---------------------------------------------------------------------------------
 
@@ -363,6 +394,7 @@ class Trainer:
         if self.env_workers is not None:
             metrics.update(self.env_workers.metrics())
         self.step += 1
+        self._refresh_snapshot()
         elapsed = time.perf_counter() - started
         self.train_seconds += elapsed
         metrics.update(rollout_metrics(episodes, self.config.envs))
@@ -382,6 +414,7 @@ class Trainer:
         if not self.config.async_rollouts:
             return self.collector.collect(self.draw_tasks(), self.sample_generator), 0
         if self.rollouts is None:
+            assert isinstance(self.collector, RolloutCollector)  # check_envs: no async self-play
             self.rollouts = AsyncRollouts(
                 self.collector,
                 self.policy,
@@ -398,25 +431,46 @@ class Trainer:
         row: dict[str, float] = {}
         total = 0.0
         for spec, weight in zip(self.config.envs, self.env_weights):
-            report = evaluate(
-                spec.id,
-                self.policy,
-                episodes=self.config.eval_episodes,
-                seed=1_000_003,
-                batch_size=self.config.eval_episodes,
-                sampling=sampling,
-                env_kwargs=spec.eval_kwargs,
-                env_host=self.env_workers.host if self.env_workers is not None else None,
-            )
-            row[f"eval/{spec.id}/success_rate"] = report.success_rate
-            row[f"eval/{spec.id}/mean_reward"] = report.mean_reward
-            row[f"eval/{spec.id}/infra_error_rate"] = report.infra_errors / len(report.episodes)
-            total += weight * report.success_rate
+            report = self._held_out(spec, sampling)
+            if isinstance(report, MatchReport):  # a game: the win rate against a fixed opponent
+                success, reward, played = report.win_rate, report.mean_return, len(report.games)
+            else:
+                success, reward = report.success_rate, report.mean_reward
+                played = len(report.episodes)
+            row[f"eval/{spec.id}/success_rate"] = success
+            row[f"eval/{spec.id}/mean_reward"] = reward
+            row[f"eval/{spec.id}/infra_error_rate"] = report.infra_errors / played
+            total += weight * success
         row["eval/success_rate"] = total
         row["time/train_seconds"] = self.train_seconds
         self.evaluations.append({"step": self.step, **row})
         self.metrics.log(self.step, row)
         return row
+
+    def _held_out(self, spec: EnvSpec, sampling: SamplingParams) -> EvalReport | MatchReport:
+        config = self.config
+        if config.self_play is None:
+            return evaluate(
+                spec.id,
+                self.policy,
+                episodes=config.eval_episodes,
+                seed=1_000_003,
+                batch_size=config.eval_episodes,
+                sampling=sampling,
+                env_kwargs=spec.eval_kwargs,
+                env_host=self.env_workers.host if self.env_workers is not None else None,
+            )
+        return play_match(
+            spec.id,
+            self.policy,
+            make_policy(config.self_play.eval_opponent),  # fresh: every evaluation the same
+            games=config.eval_episodes,
+            seed=1_000_003,
+            sampling=sampling,
+            env_kwargs=game_eval_kwargs(spec),
+            batch_size=config.eval_episodes,
+            max_turns=config.max_turns,
+        )
 
     # --- the run ----------------------------------------------------------------------------------
 
@@ -525,6 +579,7 @@ class Trainer:
             "task_rng": self.task_rng.bit_generator.state,
             "sample_generator": self.sample_generator.get_state(),
             "trainable": _trainable_state(self.policy) if self.policy.lora else None,
+            "snapshot": self.snapshot.model.state_dict() if self.snapshot is not None else None,
             "config": self.config.to_dict(),
         }
         torch.save(state, partial / "trainer.pt")
@@ -547,6 +602,8 @@ class Trainer:
             with _quiet_transformers():
                 saved = AutoModelForCausalLM.from_pretrained(folder / "model")
             self.policy.model.load_state_dict(saved.state_dict())
+        if self.snapshot is not None:
+            self.snapshot.model.load_state_dict(state["snapshot"])
         self.learner.load_state_dict(state["learner"])
         self.task_rng.bit_generator.state = state["task_rng"]
         self.sample_generator.set_state(state["sample_generator"])
@@ -581,6 +638,40 @@ def _start_env_workers(config: TrainConfig) -> Any:
     from rlvr.distributed import EnvWorkers
 
     return EnvWorkers(config.env_workers, address=config.ray)
+
+
+def check_envs(config: TrainConfig) -> None:
+    """Refuse envs the run cannot train on, naming the fix: a multi-agent env without
+    `self_play`, a single-agent one with it, an unknown id or bad kwargs."""
+    games = [spec.id for spec in config.envs if is_multiagent(spec.id)]
+    if config.self_play is None:
+        if games:
+            raise ValueError(
+                f"{games[0]} is a multi-agent env: train on it by self-play (--self-play, or "
+                "TrainConfig(self_play=SelfPlayConfig()))"
+            )
+        check_env_specs(config.envs)
+        return
+    if config.ray is not None or config.async_rollouts:
+        raise ValueError(
+            "self-play runs its games in this process and on-policy: drop --ray and "
+            "--async-rollouts (or train without --self-play)"
+        )
+    single = [spec.id for spec in config.envs if spec.id not in games]
+    if single:
+        raise ValueError(
+            f"--self-play trains on multi-agent envs (rlvr envs marks them [multi-agent]); "
+            f"{single[0]} is single-agent: drop it or train without --self-play"
+        )
+    check_game_specs(config.envs)
+    make_policy_check(config.self_play)
+
+
+def make_policy_check(self_play: SelfPlayConfig) -> None:
+    """Build the fixed opponents once, so that a bad spec fails before the model loads."""
+    for spec in (self_play.opponent, self_play.eval_opponent):
+        if spec not in (SELF, SNAPSHOT):
+            make_policy(spec)
 
 
 def latest_checkpoint(output_dir: str | Path) -> Path | None:
