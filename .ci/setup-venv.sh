@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[all,dev]' -c .ci/constraints.txt
+.venv/bin/python -m pip install -q -e '.[all,dev,ray]' -c .ci/constraints.txt

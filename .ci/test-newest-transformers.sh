@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 torch_pin=$(grep -E '^torch==' .ci/constraints.txt)
 python3 -m venv .venv-newest
 .venv-newest/bin/python -m pip install -q --upgrade pip
-.venv-newest/bin/python -m pip install -q --upgrade -e '.[agents,dev]' transformers peft "$torch_pin"
+.venv-newest/bin/python -m pip install -q --upgrade -e '.[agents,dev,ray]' transformers peft "$torch_pin"
 .venv-newest/bin/python -c 'import torch, transformers, peft
 print(f"== agents tests on transformers {transformers.__version__}, peft {peft.__version__}, "
       f"torch {torch.__version__}")'

@@ -22,10 +22,11 @@ from rlvr.agents.policy import (
 )
 
 if TYPE_CHECKING:
-    from rlvr.agents.scripted import FixedPolicy, OraclePolicy, RandomPolicy
+    from rlvr.agents.scripted import FixedPolicy, LegalMovePolicy, OraclePolicy, RandomPolicy
 
 _LAZY = {
     "FixedPolicy": "rlvr.agents.scripted",
+    "LegalMovePolicy": "rlvr.agents.scripted",
     "OraclePolicy": "rlvr.agents.scripted",
     "RandomPolicy": "rlvr.agents.scripted",
     "HFPolicy": "rlvr.agents.hf",
@@ -34,6 +35,8 @@ _LAZY = {
     "EnvSpec": "rlvr.agents.rollouts",
     "Episode": "rlvr.agents.rollouts",
     "RolloutCollector": "rlvr.agents.rollouts",
+    "GameCollector": "rlvr.agents.selfplay",
+    "SelfPlayConfig": "rlvr.agents.selfplay",
     "GRPOConfig": "rlvr.agents.learners.grpo",
     "PPOConfig": "rlvr.agents.learners.ppo",
     "TrainConfig": "rlvr.agents.train",
@@ -56,7 +59,9 @@ __all__ = [
     "Episode",
     "FixedPolicy",
     "GRPOConfig",
+    "GameCollector",
     "HFPolicy",
+    "LegalMovePolicy",
     "LoraSettings",
     "Message",
     "OpenAIChatPolicy",
@@ -67,6 +72,7 @@ __all__ = [
     "RolloutCollector",
     "Sample",
     "SamplingParams",
+    "SelfPlayConfig",
     "TrainConfig",
     "TrainablePolicy",
     "make_policy",

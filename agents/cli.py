@@ -47,6 +47,11 @@ class EvalConfig:
     """Write every episode as JSON lines to this file."""
     progress: bool = True
     """Show a progress bar."""
+    ray: str | None = field(default=None, metadata=cli(const="local", metavar="ADDRESS"))
+    """Run the envs on Ray env workers: "local" starts Ray on this machine, else the address of
+    a cluster to join ("auto", "ray://HOST:10001"). The records are the same as without Ray."""
+    env_workers: int = 2
+    """Ray env workers (with --ray)."""
 
 
 def add_commands(subparsers: Any) -> None:
@@ -127,7 +132,6 @@ def run_eval(config: EvalConfig, args: argparse.Namespace) -> int:
     from rlvr.agents.errors import AgentError
     from rlvr.agents.kinds import make_policy
     from rlvr.agents.rollouts import EnvSpec, check_env_specs
-    from rlvr.rollout import evaluate
 
     try:  # bad input is reported in one line
         check_env_specs(
@@ -136,15 +140,12 @@ def run_eval(config: EvalConfig, args: argparse.Namespace) -> int:
         policy = make_policy(config.agent)
     except (AgentError, ValueError, OSError) as exc:
         return _fail(exc)
-    report = evaluate(
-        config.env_id,
-        policy,
-        episodes=config.episodes,
-        seed=config.seed,
-        samples_per_task=config.samples,
-        env_kwargs=config.kwargs,
-        progress=config.progress,
-    )
+    from rlvr.rollout import EnvWorkersError
+
+    try:
+        report = _evaluate(config, policy)
+    except (ImportError, EnvWorkersError) as exc:  # --ray: no ray extra, workers lost
+        return _fail(exc)
     if config.traces:
         with open(config.traces, "w", encoding="utf-8") as handle:
             for record in report.episodes:
@@ -159,6 +160,22 @@ def run_eval(config: EvalConfig, args: argparse.Namespace) -> int:
     if config.samples > 1:
         print(f"pass@{config.samples}        {report.pass_at_k(config.samples):.4f}")
     return 0
+
+
+def _evaluate(config: EvalConfig, policy: Any) -> Any:
+    from rlvr.rollout import env_workers, evaluate
+
+    with env_workers(config.ray, config.env_workers) as workers:
+        return evaluate(
+            config.env_id,
+            policy,
+            episodes=config.episodes,
+            seed=config.seed,
+            samples_per_task=config.samples,
+            env_kwargs=config.kwargs,
+            progress=config.progress,
+            env_host=workers.host if workers is not None else None,
+        )
 
 
 # --- train ----------------------------------------------------------------------------------------
@@ -192,7 +209,7 @@ def run_train(config: Any, args: argparse.Namespace) -> int:
 
     try:  # bad input is reported in one line; a failure during training keeps its traceback
         trainer = prepare(config, resume=args.resume)
-    except (AgentError, ValueError, OSError) as exc:
+    except (AgentError, ValueError, OSError, ImportError) as exc:
         return _fail(exc)
     try:
         result = trainer.run()

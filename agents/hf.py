@@ -388,10 +388,15 @@ def _resolve_device(device: str) -> torch.device:
 
 
 def _load(name: str, tokenizer: Any, dtype: torch.dtype | None) -> tuple[Any, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast
 
     try:
-        if tokenizer is None:
+        if tokenizer is None and (Path(name) / "rlvr_tiny.json").is_file():
+            # A tiny model's own tokenizer, as trained: AutoTokenizer (transformers 5) would load
+            # a qwen2 model's with Qwen2's pre-tokenizer instead, splitting text differently from
+            # what the model learned (a game tokenizer's merges across spaces would be lost).
+            tokenizer = PreTrainedTokenizerFast.from_pretrained(name)
+        elif tokenizer is None:
             tokenizer = AutoTokenizer.from_pretrained(name)
         with _quiet_transformers():
             model = AutoModelForCausalLM.from_pretrained(name, dtype=dtype)

@@ -97,11 +97,20 @@ def _oracle(argument: str) -> Policy:
 def _random(argument: str) -> Policy:
     from rlvr.agents.scripted import RandomPolicy
 
+    return RandomPolicy(seed=_seed(argument, "random:SEED"))
+
+
+def _seed(argument: str, spec: str) -> int:
     try:
-        seed = int(argument or 0)
+        return int(argument or 0)
     except ValueError:
-        raise ValueError(f"random:SEED takes an integer seed, got {argument!r}") from None
-    return RandomPolicy(seed=seed)
+        raise ValueError(f"{spec} takes an integer seed, got {argument!r}") from None
+
+
+def _legal(argument: str) -> Policy:
+    from rlvr.agents.scripted import LegalMovePolicy
+
+    return LegalMovePolicy(seed=_seed(argument, "legal:SEED"))
 
 
 def _fixed(argument: str) -> Policy:
@@ -164,6 +173,13 @@ AGENT_KINDS: dict[str, AgentKind] = {
             usage="openai:URL[#MODEL]",
             parallelism="threads",
         ),
+        AgentKind(
+            "legal",
+            _legal,
+            "a random legal move in a multi-agent game with a move list, e.g. rlvr/Connect4-v0",
+            usage="legal[:SEED]",
+            parallelism="processes",
+        ),
     )
 }
 """Every agent kind by name; `register_agent` adds yours."""
@@ -178,8 +194,8 @@ def agent_kind(spec: str) -> AgentKind:
 
 
 def make_policy(spec: str) -> Policy:
-    """`oracle`, `random[:SEED]`, `fixed:TEXT`, `hf:PATH`, `openai:URL[#MODEL]`, or a registered
-    `kind:argument`."""
+    """`oracle`, `random[:SEED]`, `fixed:TEXT`, `hf:PATH`, `openai:URL[#MODEL]`, `legal[:SEED]`,
+    or a registered `kind:argument`."""
     return agent_kind(spec).make(spec.partition(":")[2])
 
 

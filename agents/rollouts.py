@@ -24,7 +24,7 @@ import gymnasium as gym
 
 from rlvr.agents.policy import Completion, SamplingParams, TrainablePolicy
 from rlvr.config import cli
-from rlvr.rollout import EpisodeRecord, Start, play_episodes
+from rlvr.rollout import EnvBatch, EpisodeRecord, LocalEnvs, Start, play_episodes
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,11 @@ class Episode:
     """A reply hit `max_new_tokens` before ending (DAPO masks these)."""
     spec_index: int = 0
     """Index of the episode's `EnvSpec` among the collector's specs."""
+    policy_lag: int = 0
+    """Learner updates made since the weights that sampled it (asynchronous rollouts; 0 when
+    on-policy)."""
+    seat: str | None = None
+    """The agent this episode played in a multi-agent game (`rlvr.agents.selfplay`), else None."""
 
     @property
     def reward(self) -> float:
@@ -237,16 +242,15 @@ class RolloutCollector:
         """
         slots = [(group, spec, seed) for group, (spec, seed) in enumerate(tasks)]
         slots = [slot for slot in slots for _ in range(self.group_size)]
-        envs: list[gym.Env] = []
-        used: dict[int, int] = {}
-        for _, spec, _ in slots:
-            envs.append(self._env(spec, used.get(spec, 0)))
-            used[spec] = used.get(spec, 0) + 1
+        envs = self._batch([spec for _, spec, _ in slots])
         starts = [
             Start(group, i % self.group_size, seed) for i, (group, _, seed) in enumerate(slots)
         ]
-        actor = _TokenActor(self.policy, len(envs), self.sampling, generator)
-        records = play_episodes(envs, starts, actor, max_turns=self.max_turns)
+        actor = _TokenActor(self.policy, len(slots), self.sampling, generator)
+        try:
+            records = play_episodes(envs, starts, actor, max_turns=self.max_turns)
+        finally:
+            envs.close()  # the collector's own pools stay open; leased remote envs go back
         return [
             Episode(
                 record=record,
@@ -268,6 +272,16 @@ class RolloutCollector:
             for env in pool:
                 env.close()
         self._pools.clear()
+
+    def _batch(self, specs: Sequence[int]) -> EnvBatch:
+        """The envs of a step: position i plays an episode of `self.specs[specs[i]]`. Here, from
+        pools kept between steps; `RayRolloutCollector` makes them on Ray env workers."""
+        envs: list[gym.Env] = []
+        used: dict[int, int] = {}
+        for spec in specs:
+            envs.append(self._env(spec, used.get(spec, 0)))
+            used[spec] = used.get(spec, 0) + 1
+        return LocalEnvs(envs)
 
     def _env(self, spec: int, position: int) -> gym.Env:
         pool = self._pools.setdefault(spec, [])

@@ -1,9 +1,10 @@
-"""Scripted baselines for tests and leaderboards: an oracle, a random replier, a fixed reply."""
+"""Scripted baselines for tests and leaderboards: an oracle, a random replier, a fixed reply, and a
+random legal mover for multi-agent games."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -76,3 +77,49 @@ class OraclePolicy:
             )
         oracles = [cast("TextEnv", env.unwrapped) for env in self.envs]
         return [[Completion(oracle.oracle_reply()) for _ in range(n)] for oracle in oracles]
+
+
+class LegalMovePolicy:
+    """Plays a uniformly random legal move in a multi-agent game whose action space lists its
+    moves (a `MoveSpace`, e.g. `rlvr/Connect4-v0`): the fixed scripted opponent of self-play.
+
+    Runners attach the game of each conversation (`rlvr.rollout.game_policy_actor` does); the
+    mover is the game's `agent_selection` and its legal moves are `infos[mover]["action_mask"]`
+    (every listed move when there is no mask). Its draws come from its own seeded generator.
+    """
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.games: list[Any] = []
+
+    def attach(self, envs: Sequence[Any]) -> None:
+        self.games = list(envs)
+
+    def generate(
+        self,
+        conversations: Sequence[Conversation],
+        n: int = 1,
+        sampling: SamplingParams | None = None,
+    ) -> list[list[Completion]]:
+        if len(conversations) != len(self.games):
+            raise RuntimeError(
+                f"LegalMovePolicy got {len(conversations)} conversations but is attached to "
+                f"{len(self.games)} games; it plays multi-agent games with move lists (Connect4), "
+                "attached by rlvr.rollout.game_policy_actor"
+            )
+        return [[Completion(self._move(game)) for _ in range(n)] for game in self.games]
+
+    def _move(self, game: Any) -> str:
+        base = game.unwrapped
+        agent = base.agent_selection
+        moves = getattr(base.action_space(agent), "moves", None)
+        if not moves:
+            raise RuntimeError(
+                f"{type(base).__name__} lists no moves for {agent} (its action space is not a "
+                "MoveSpace): the legal agent plays games like rlvr/Connect4-v0 only"
+            )
+        mask = base.infos[agent].get("action_mask")
+        legal = np.flatnonzero(mask) if mask is not None else np.arange(len(moves))
+        if legal.size == 0:
+            legal = np.arange(len(moves))
+        return str(moves[int(self.rng.choice(legal))])

@@ -135,7 +135,12 @@ class TinyConfig:
 def reference_episodes(
     env_id: str, count: int, *, seed: int = 0, env_kwargs: Mapping[str, Any] | None = None
 ) -> list[tuple[Conversation, str, str]]:
-    """`count` episodes as (messages at reset, reference reply, the env's feedback to it)."""
+    """`count` episodes as (messages at reset, reference reply, the env's feedback to it). For a
+    multi-agent game (`rlvr.envs.multiagent`), `count` moves of random legal games instead."""
+    from rlvr.agents.selfplay import is_multiagent
+
+    if is_multiagent(env_id):
+        return game_moves(env_id, count, seed=seed, env_kwargs=env_kwargs)
     env = gym.make(env_id, **dict(env_kwargs or {}))
     try:
         episodes = []
@@ -149,18 +154,63 @@ def reference_episodes(
         env.close()
 
 
-def train_tokenizer(texts: Sequence[str], vocab_size: int = 512) -> Any:
-    """A byte-level BPE tokenizer with ChatML specials and chat template, trained on `texts`."""
+def game_moves(
+    env_id: str, count: int, *, seed: int = 0, env_kwargs: Mapping[str, Any] | None = None
+) -> list[tuple[Conversation, str, str]]:
+    """`count` decisions of games between random legal movers (`legal`), as (the mover's view
+    before its move, the move, what the env told it next): a game has no reference reply, so a
+    legal one stands in, which teaches the format and the rules, not how to win."""
+    from rlvr.agents.scripted import LegalMovePolicy
+    from rlvr.rollout import play_match
+
+    moves: list[tuple[Conversation, str, str]] = []
+    games = 0
+    while len(moves) < count:
+        report = play_match(
+            env_id,
+            LegalMovePolicy(seed + games),
+            LegalMovePolicy(seed + games + 1),
+            games=64,
+            seed=seed + games,
+            env_kwargs=env_kwargs,
+            batch_size=64,
+        )
+        games += 64
+        for game in report.games:
+            for record in game.seats.values():
+                view = record.messages
+                for i, message in enumerate(view):
+                    if message["role"] == "assistant":
+                        after = view[i + 1]["content"] if i + 1 < len(view) else ""
+                        moves.append((view[:i], message["content"], after))
+    order = np.random.default_rng(seed).permutation(len(moves))[:count]
+    return [moves[i] for i in order]
+
+
+def train_tokenizer(texts: Sequence[str], vocab_size: int = 512, *, lines: bool = False) -> Any:
+    """A byte-level BPE tokenizer with ChatML specials and chat template, trained on `texts`.
+
+    `lines=True` lets merges cross spaces (pieces are split at newlines only), so a board row
+    such as `. . X O . . .` or a whole `<move>4</move>` can become one token: game views, which
+    repeat a board every move, get several times shorter (built for multi-agent games)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     core = Tokenizer(models.BPE())
-    core.pre_tokenizer = pre_tokenizers.Sequence(
-        [
-            pre_tokenizers.Digits(individual_digits=True),
-            pre_tokenizers.ByteLevel(add_prefix_space=False),
-        ]
-    )
+    if lines:
+        core.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split("\n", "isolated"),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
+    else:
+        core.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Digits(individual_digits=True),
+                pre_tokenizers.ByteLevel(add_prefix_space=False),
+            ]
+        )
     core.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
@@ -226,6 +276,22 @@ def warm_start(
     history: list[dict[str, float]] = []
 
     def accuracy() -> float:
+        from rlvr.agents.selfplay import is_multiagent
+
+        if is_multiagent(env_id):  # a game: the win rate against a random legal mover
+            from rlvr.agents.scripted import LegalMovePolicy
+            from rlvr.rollout import play_match
+
+            return play_match(
+                env_id,
+                policy,
+                LegalMovePolicy(seed),
+                games=config.eval_episodes,
+                seed=10_000_000,
+                batch_size=config.eval_episodes,
+                sampling=SamplingParams(temperature=0.0, max_new_tokens=32),
+                env_kwargs=heldout_kwargs if heldout_kwargs is not None else env_kwargs,
+            ).win_rate
         report = evaluate(
             env_id,
             policy,
@@ -302,7 +368,9 @@ def build_tiny(
     ):
         corpus.append("\n".join(message["content"] for message in messages))
         corpus.append(f"{reply}\n{feedback}")
-    tokenizer = train_tokenizer(corpus, model.vocab_size)
+    from rlvr.agents.selfplay import is_multiagent
+
+    tokenizer = train_tokenizer(corpus, model.vocab_size, lines=is_multiagent(env_id))
     policy = HFPolicy(build_model(tokenizer, model, seed), tokenizer, seed=seed)
     history: list[dict[str, float]] = []
     if warm is not None:

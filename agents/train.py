@@ -15,6 +15,7 @@ trained model).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import shutil
@@ -29,6 +30,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import torch
 
+from rlvr.agents.async_rollouts import AsyncRollouts, sampler_copy
 from rlvr.agents.curriculum import (
     CurriculumConfig,
     DifficultyCurriculum,
@@ -38,13 +40,23 @@ from rlvr.agents.curriculum import (
 )
 from rlvr.agents.errors import InfraErrorRateError, TrainingError
 from rlvr.agents.hf import HFPolicy, LoraSettings, _quiet_transformers
+from rlvr.agents.kinds import make_policy
 from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner
 from rlvr.agents.learners.ppo import PPOConfig, PPOLearner
 from rlvr.agents.metrics import MetricsLog, plot_learning_curves
 from rlvr.agents.policy import SamplingParams, TrainablePolicy
 from rlvr.agents.rollouts import EnvSpec, Episode, RolloutCollector, check_env_specs
+from rlvr.agents.selfplay import (
+    SELF,
+    SNAPSHOT,
+    GameCollector,
+    SelfPlayConfig,
+    check_game_specs,
+    game_eval_kwargs,
+    is_multiagent,
+)
 from rlvr.config import ConfigError, cli, differences, dump, write_config
-from rlvr.rollout import evaluate
+from rlvr.rollout import EvalReport, MatchReport, evaluate, play_match
 
 Algo = Literal["grpo", "ppo"]
 ALGOS: tuple[str, ...] = get_args(Algo)
@@ -57,6 +69,8 @@ MAY_CHANGE_ON_RESUME = (
     "max_infra_error_rate",
     "infra_error_window",
     "threads",
+    "ray",
+    "env_workers",
     "tensorboard",
     "plot",
     "progress",
@@ -146,6 +160,22 @@ class TrainConfig:
     curriculum: CurriculumConfig | None = None
     """Draw each env's training tasks at one difficulty level at a time, moving up as the
     training reward at it crosses a threshold (None: the env's kwargs as given)."""
+    ray: str | None = field(default=None, metadata=cli(const="local", metavar="ADDRESS"))
+    """Run the envs on Ray env workers: "local" starts Ray on this machine, else the address of
+    a cluster to join ("auto", "ray://HOST:10001"). None: the envs run in this process."""
+    env_workers: int = 2
+    """Ray env workers (with `ray`): processes holding the envs and their sandboxes."""
+    async_rollouts: bool = False
+    """Generate step k+1's rollouts while step k learns (GRPO only), from a copy of the policy
+    at most `max_policy_lag` updates old; the loss is corrected by truncated importance
+    sampling (`grpo.tis_cap`). The lag is logged per step (`async/policy_lag`)."""
+    max_policy_lag: int = 1
+    """With `async_rollouts`: the most updates the sampling policy may be behind the learner."""
+    self_play: SelfPlayConfig | None = None
+    """Train on multi-agent envs (rlvr.envs.multiagent, e.g. rlvr/Connect4-v0) by self-play: the
+    trained policy takes every seat (or plays `self_play.opponent`) and each seat's episode
+    trains it on that seat's own tokens; held-out evaluation is the win rate against
+    `self_play.eval_opponent`. `--self-play` turns it on with the defaults."""
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
     """GRPO hyperparameters (used when algo="grpo")."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
@@ -202,6 +232,27 @@ class TrainConfig:
                 f"grpo.overlong_buffer ({self.grpo.overlong_buffer}) must be below max_new_tokens "
                 f"({self.max_new_tokens}): the penalty ramps over the last ids of a reply's budget"
             )
+        if self.dynamic_sampling and self.async_rollouts:
+            raise ValueError(
+                "dynamic_sampling refills a step synchronously: use it without async_rollouts"
+            )
+        if self.curriculum is not None and (self.self_play is not None or self.ray is not None):
+            raise ValueError(
+                "a curriculum draws single-agent tasks in this process: use it without self_play "
+                "and ray"
+            )
+        if self.env_workers < 1:
+            raise ValueError(f"env_workers must be >= 1, got {self.env_workers}")
+        if self.max_policy_lag < 1:
+            raise ValueError(
+                f"max_policy_lag must be >= 1 (0 is synchronous: async_rollouts=False), got "
+                f"{self.max_policy_lag}"
+            )
+        if self.async_rollouts and self.algo != "grpo":
+            raise ValueError(
+                "async_rollouts corrects stale rollouts in the GRPO loss only: use algo='grpo', "
+                "or async_rollouts=False with PPO"
+            )
         if self.threads is not None and self.threads < 1:
             raise ValueError("threads must be >= 1, or None to leave torch's default")
         if self.lora is not None and self.lora.dropout > 0:
@@ -252,9 +303,8 @@ class Trainer:
 
     def __init__(self, config: TrainConfig, policy: TrainablePolicy | None = None) -> None:
         self.config = config
-        # before the model loads: a bad env id (or a level the env refuses) fails in a second
-        check_env_specs(config.envs)
-        if config.curriculum is not None:
+        check_envs(config)  # before the model loads: a bad env id fails in a second
+        if config.curriculum is not None:  # and a level the env refuses
             check_env_specs(rollout_specs(config.envs, config.curriculum)[0])
         if config.threads is not None:
             torch.set_num_threads(config.threads)
@@ -275,15 +325,14 @@ class Trainer:
             if config.curriculum is not None
             else []
         )
-        self.collector = RolloutCollector(
-            self.policy,
-            self.rollout_specs,
-            group_size=config.group_size,
-            sampling=self.sampling,
-            max_turns=config.max_turns,
-        )
+        self.env_workers = _start_env_workers(config)
+        self._load_sampler: Any = None  # async: how published weights reach the sampler
+        self._stop_sampler: Any = None
+        self.snapshot: TrainablePolicy | None = None
+        self.collector: RolloutCollector | GameCollector = self._make_collector(self._sampler())
         self.task_rng = np.random.default_rng(config.seed)
         self.sample_generator = torch.Generator(device=self.policy.device).manual_seed(config.seed)
+        self.rollouts: AsyncRollouts | None = None  # started with the first step
         weights = np.array([spec.weight for spec in config.envs], dtype=float)
         self.env_weights = weights / weights.sum()
         self.infra_errors = InfraErrorWindow(config.infra_error_window)
@@ -309,6 +358,59 @@ class Trainer:
             )
         return PPOLearner(self.policy, config.ppo, temperature=config.temperature, seed=config.seed)
 
+    def _sampler(self) -> TrainablePolicy:
+        """The policy the rollouts sample from: the learner's own; with async rollouts a copy
+        (here, or with Ray in a generator process of its own, so generation overlaps updates)."""
+        if not self.config.async_rollouts:
+            return self.policy
+        if self.env_workers is None:
+            return sampler_copy(self.policy)
+        from rlvr.agents.ray_rollouts import remote_sampler
+
+        sampler, self._load_sampler, self._stop_sampler = remote_sampler(
+            self.policy, self.config.seed, self.config.threads
+        )
+        return sampler
+
+    def _make_collector(self, policy: TrainablePolicy) -> RolloutCollector | GameCollector:
+        """The rollout collector: envs in this process, or on the Ray env workers; games of
+        multi-agent envs with `self_play`."""
+        config = self.config
+        settings: dict[str, Any] = dict(
+            group_size=config.group_size, sampling=self.sampling, max_turns=config.max_turns
+        )
+        if config.self_play is not None:
+            opponent = config.self_play.opponent
+            if opponent == SNAPSHOT:
+                self.snapshot = copy.deepcopy(self.policy)
+            fixed = None if opponent == SELF else self.snapshot or make_policy(opponent)
+            return GameCollector(policy, config.envs, opponent=fixed, **settings)
+        if self.env_workers is None:
+            return RolloutCollector(policy, self.rollout_specs, **settings)
+        from rlvr.agents.ray_rollouts import RayRolloutCollector
+
+        return RayRolloutCollector(policy, self.rollout_specs, self.env_workers, **settings)
+
+    def close(self) -> None:
+        """Stop the background rollouts and the Ray env workers (if any)."""
+        if self.rollouts is not None:
+            self.rollouts.close()
+            self.rollouts = None
+        self.collector.close()
+        if self._stop_sampler is not None:
+            self._stop_sampler()
+            self._stop_sampler = None
+        if self.env_workers is not None:
+            self.env_workers.close()
+            self.env_workers = None
+
+    def _refresh_snapshot(self) -> None:
+        """The "snapshot" opponent takes the trained weights every `snapshot_every` steps."""
+        self_play = self.config.self_play
+        if self.snapshot is None or self_play is None or self.step % self_play.snapshot_every:
+            return
+        self.snapshot.model.load_state_dict(self.policy.model.state_dict())
+
     # --- one step ---------------------------------------------------------------------------------
 
     def draw_tasks(self, count: int | None = None) -> list[tuple[int, int]]:
@@ -329,13 +431,13 @@ class Trainer:
             return env
         return self.spec_levels.index((env, self.curricula[env].level))
 
-    def collect(self) -> tuple[list[Episode], list[Episode], int]:
-        """The step's episodes to train on, every episode sampled for them, and the sampling
-        rounds played. Without dynamic sampling the two lists are the same batch."""
+    def collect(self) -> tuple[list[Episode], list[Episode], int, int]:
+        """The step's episodes to train on, every episode sampled for them, the sampling rounds
+        played and the sampler's lag. Without dynamic sampling the two lists are the same batch."""
         config = self.config
-        episodes = self.collector.collect(self.draw_tasks(), self.sample_generator)
+        episodes, lag = self._rollouts()
         if not config.dynamic_sampling:
-            return episodes, episodes, 1
+            return episodes, episodes, 1, lag
         sampled, kept, rounds = list(episodes), informative_groups(episodes), 1
         while len(kept) < config.prompts_per_step and rounds < config.max_sampling_rounds:
             missing = config.prompts_per_step - len(kept)
@@ -352,17 +454,23 @@ class Trainer:
             kept += informative_groups(more)
             rounds += 1
         if not kept:  # nothing to learn from: hand over the first batch (the update is zero)
-            return episodes, sampled, rounds
-        return renumber(kept[: config.prompts_per_step]), sampled, rounds
+            return episodes, sampled, rounds, lag
+        return renumber(kept[: config.prompts_per_step]), sampled, rounds, lag
 
     def train_step(self) -> dict[str, float]:
         started = time.perf_counter()
-        episodes, sampled, rounds = self.collect()
+        episodes, sampled, rounds, lag = self.collect()
         rollout_seconds = time.perf_counter() - started
         self.infra_errors.add(sampled)
         self._advance_curricula(sampled)
         metrics = self.learner.update(episodes)
+        if self.rollouts is not None:
+            self.rollouts.updated()
+            metrics["async/policy_lag"] = float(lag)
+        if self.env_workers is not None:
+            metrics.update(self.env_workers.metrics())
         self.step += 1
+        self._refresh_snapshot()
         elapsed = time.perf_counter() - started
         self.train_seconds += elapsed
         metrics.update(rollout_metrics(sampled, self.config.envs))
@@ -393,30 +501,68 @@ class Trainer:
                     played.append((level, episode.reward))
             curriculum.record(played)
 
+    def _rollouts(self) -> tuple[list[Episode], int]:
+        """This step's episodes and how many updates behind the learner their sampler was."""
+        if not self.config.async_rollouts:
+            return self.collector.collect(self.draw_tasks(), self.sample_generator), 0
+        if self.rollouts is None:
+            assert isinstance(self.collector, RolloutCollector)  # check_envs: no async self-play
+            self.rollouts = AsyncRollouts(
+                self.collector,
+                self.policy,
+                self.draw_tasks,
+                max_policy_lag=self.config.max_policy_lag,
+                generator=self.sample_generator,
+                load_weights=self._load_sampler,
+            )
+        return self.rollouts.next()
+
     def evaluate(self) -> dict[str, float]:
         """Greedy success rate on each env's held-out split (and their weighted mean)."""
         sampling = dataclasses.replace(self.sampling, temperature=0.0)
         row: dict[str, float] = {}
         total = 0.0
         for spec, weight in zip(self.config.envs, self.env_weights):
-            report = evaluate(
-                spec.id,
-                self.policy,
-                episodes=self.config.eval_episodes,
-                seed=1_000_003,
-                batch_size=self.config.eval_episodes,
-                sampling=sampling,
-                env_kwargs=spec.eval_kwargs,
-            )
-            row[f"eval/{spec.id}/success_rate"] = report.success_rate
-            row[f"eval/{spec.id}/mean_reward"] = report.mean_reward
-            row[f"eval/{spec.id}/infra_error_rate"] = report.infra_errors / len(report.episodes)
-            total += weight * report.success_rate
+            report = self._held_out(spec, sampling)
+            if isinstance(report, MatchReport):  # a game: the win rate against a fixed opponent
+                success, reward, played = report.win_rate, report.mean_return, len(report.games)
+            else:
+                success, reward = report.success_rate, report.mean_reward
+                played = len(report.episodes)
+            row[f"eval/{spec.id}/success_rate"] = success
+            row[f"eval/{spec.id}/mean_reward"] = reward
+            row[f"eval/{spec.id}/infra_error_rate"] = report.infra_errors / played
+            total += weight * success
         row["eval/success_rate"] = total
         row["time/train_seconds"] = self.train_seconds
         self.evaluations.append({"step": self.step, **row})
         self.metrics.log(self.step, row)
         return row
+
+    def _held_out(self, spec: EnvSpec, sampling: SamplingParams) -> EvalReport | MatchReport:
+        config = self.config
+        if config.self_play is None:
+            return evaluate(
+                spec.id,
+                self.policy,
+                episodes=config.eval_episodes,
+                seed=1_000_003,
+                batch_size=config.eval_episodes,
+                sampling=sampling,
+                env_kwargs=spec.eval_kwargs,
+                env_host=self.env_workers.host if self.env_workers is not None else None,
+            )
+        return play_match(
+            spec.id,
+            self.policy,
+            make_policy(config.self_play.eval_opponent),  # fresh: every evaluation the same
+            games=config.eval_episodes,
+            seed=1_000_003,
+            sampling=sampling,
+            env_kwargs=game_eval_kwargs(spec),
+            batch_size=config.eval_episodes,
+            max_turns=config.max_turns,
+        )
 
     # --- the run ----------------------------------------------------------------------------------
 
@@ -440,11 +586,15 @@ class Trainer:
                     self.save_checkpoint()
                 if bar is not None:
                     self._advance(bar, metrics)
+            if self.rollouts is not None:  # batches played ahead are not learned from
+                self.rollouts.close()
+                self.rollouts = None
+            if self.evaluations[-1]["step"] != self.step:
+                self.evaluate()
         finally:
             if bar is not None:
                 bar.close()
-        if self.evaluations[-1]["step"] != self.step:
-            self.evaluate()
+            self.close()
         self.save_checkpoint()
         final = self.policy.save(self.out / "final")
         self.metrics.close()
@@ -522,6 +672,7 @@ class Trainer:
             "sample_generator": self.sample_generator.get_state(),
             "trainable": _trainable_state(self.policy) if self.policy.lora else None,
             "curricula": [curriculum.state_dict() for curriculum in self.curricula],
+            "snapshot": self.snapshot.model.state_dict() if self.snapshot is not None else None,
             "config": self.config.to_dict(),
         }
         torch.save(state, partial / "trainer.pt")
@@ -544,6 +695,8 @@ class Trainer:
             with _quiet_transformers():
                 saved = AutoModelForCausalLM.from_pretrained(folder / "model")
             self.policy.model.load_state_dict(saved.state_dict())
+        if self.snapshot is not None:
+            self.snapshot.model.load_state_dict(state["snapshot"])
         self.learner.load_state_dict(state["learner"])
         self.task_rng.bit_generator.state = state["task_rng"]
         self.sample_generator.set_state(state["sample_generator"])
@@ -573,6 +726,49 @@ class Trainer:
             )
 
 
+def _start_env_workers(config: TrainConfig) -> Any:
+    """The run's Ray env workers (an `rlvr.distributed.EnvWorkers`), or None without `ray`."""
+    if config.ray is None:
+        return None
+    from rlvr.distributed import EnvWorkers
+
+    return EnvWorkers(config.env_workers, address=config.ray)
+
+
+def check_envs(config: TrainConfig) -> None:
+    """Refuse envs the run cannot train on, naming the fix: a multi-agent env without
+    `self_play`, a single-agent one with it, an unknown id or bad kwargs."""
+    games = [spec.id for spec in config.envs if is_multiagent(spec.id)]
+    if config.self_play is None:
+        if games:
+            raise ValueError(
+                f"{games[0]} is a multi-agent env: train on it by self-play (--self-play, or "
+                "TrainConfig(self_play=SelfPlayConfig()))"
+            )
+        check_env_specs(config.envs)
+        return
+    if config.ray is not None or config.async_rollouts:
+        raise ValueError(
+            "self-play runs its games in this process and on-policy: drop --ray and "
+            "--async-rollouts (or train without --self-play)"
+        )
+    single = [spec.id for spec in config.envs if spec.id not in games]
+    if single:
+        raise ValueError(
+            f"--self-play trains on multi-agent envs (rlvr envs marks them [multi-agent]); "
+            f"{single[0]} is single-agent: drop it or train without --self-play"
+        )
+    check_game_specs(config.envs)
+    make_policy_check(config.self_play)
+
+
+def make_policy_check(self_play: SelfPlayConfig) -> None:
+    """Build the fixed opponents once, so that a bad spec fails before the model loads."""
+    for spec in (self_play.opponent, self_play.eval_opponent):
+        if spec not in (SELF, SNAPSHOT):
+            make_policy(spec)
+
+
 def latest_checkpoint(output_dir: str | Path) -> Path | None:
     complete = {
         int(folder.name[len("step-") :]): folder
@@ -597,9 +793,15 @@ def prepare(
     trainer = Trainer(config, policy)
     if resume:
         folder = latest_checkpoint(config.output_dir) if resume is True else Path(resume)
-        if folder is None:
-            raise TrainingError(f"no checkpoint to resume from in {config.output_dir}/checkpoints")
-        trainer.load_checkpoint(folder)
+        try:
+            if folder is None:
+                raise TrainingError(
+                    f"no checkpoint to resume from in {config.output_dir}/checkpoints"
+                )
+            trainer.load_checkpoint(folder)
+        except BaseException:
+            trainer.close()  # its env workers, if any
+            raise
     return trainer
 
 

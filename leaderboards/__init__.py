@@ -8,6 +8,7 @@
 Depends on the envs and the agents' `Policy` protocol only (never on torch).
 """
 
+from rlvr.leaderboards.arena import ArenaResult, ArenaSuite, load_arena, run_arena
 from rlvr.leaderboards.compare import check_comparable, differences, rank, stale_results
 from rlvr.leaderboards.errors import (
     LeaderboardError,
@@ -23,6 +24,8 @@ from rlvr.leaderboards.store import ResultStore, default_db_path
 from rlvr.leaderboards.suites import Suite, SuiteEnv, builtin_suite_names, load_suite, parse_suite
 
 __all__ = [
+    "ArenaResult",
+    "ArenaSuite",
     "BenchResult",
     "EnvResult",
     "LeaderboardError",
@@ -38,10 +41,12 @@ __all__ = [
     "check_comparable",
     "default_db_path",
     "differences",
+    "load_arena",
     "load_suite",
     "parse_suite",
     "rank",
     "reverify",
+    "run_arena",
     "run_suite",
     "stale_results",
 ]

@@ -37,6 +37,17 @@ def add_commands(subparsers: Any) -> None:
         help="worker processes/threads (default: cores)",
     )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="run the envs on Ray env workers: alone, start Ray on this machine; else the address "
+        "of a cluster to join (auto, ray://HOST:10001). Same results as without Ray",
+    )
+    run.add_argument(
+        "--env-workers", type=int, default=2, help="Ray env workers (with --ray; default: 2)"
+    )
 
     bench = subparsers.add_parser(
         "bench", parents=[db, run], help="run a benchmark suite with an agent and store the result"
@@ -54,7 +65,7 @@ def add_commands(subparsers: Any) -> None:
         "--episodes", type=int, help="override tasks per env (a different, smaller benchmark)"
     )
     bench.set_defaults(func=run_bench)
-    actions = bench.add_subparsers(dest="bench_command", metavar="{reverify,suites}")
+    actions = bench.add_subparsers(dest="bench_command", metavar="{reverify,suites,arena}")
     again = actions.add_parser(
         "reverify", parents=[db, run], help="re-judge stored results with today's verifiers"
     )
@@ -63,6 +74,21 @@ def add_commands(subparsers: Any) -> None:
     again.set_defaults(func=run_reverify)
     suites = actions.add_parser("suites", help="list the built-in suites")
     suites.set_defaults(func=list_suites)
+    arena = actions.add_parser(
+        "arena",
+        parents=[db],
+        help="rank agents by Elo from head-to-head games on a multi-agent suite, and store it",
+    )
+    arena.add_argument("--suite", required=True, help="built-in arena suite or a .toml file")
+    arena.add_argument(
+        "--agent",
+        action="append",
+        required=True,
+        metavar="[NAME=]SPEC",
+        help="an agent (at least two; repeat the flag), named NAME or by its spec. "
+        + _agent_help(),
+    )
+    arena.set_defaults(func=run_arena_command)
 
     board = subparsers.add_parser("leaderboard", help="rank stored results")
     views = board.add_subparsers(dest="board_command", metavar="{show,html,list,delete,import}")
@@ -212,6 +238,7 @@ def run_bench(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.runner import run_suite
     from rlvr.leaderboards.suites import load_suite
     from rlvr.leaderboards.views import result_summary
+    from rlvr.rollout import EnvWorkersError, env_workers
 
     if not args.suite or not args.agent:
         return _fail(
@@ -225,19 +252,21 @@ def run_bench(args: argparse.Namespace) -> int:
         # Open the store once first: a wrong path, a foreign or unwritable file must not be
         # found out only after the run. (Closed again: no SQLite connection across fork.)
         _store(args).close()
-        result = run_suite(
-            suite,
-            args.agent,
-            name=args.name,
-            progress=not args.no_progress,
-            **_run_options(args, "parallel", "workers", "batch_size"),
-        )
+        with env_workers(args.ray, args.env_workers) as ray_workers:
+            result = run_suite(
+                suite,
+                args.agent,
+                name=args.name,
+                progress=not args.no_progress,
+                env_host=ray_workers.host if ray_workers is not None else None,
+                **_run_options(args, "parallel", "workers", "batch_size"),
+            )
         saved_in = _store_result(args, result)
         print(result_summary(result))
         if saved_in is not None:
             return SAVED_ASIDE
         print(f"stored in {_db_path(args)}")
-    except (LeaderboardError, ValueError) as exc:
+    except (LeaderboardError, ValueError, ImportError, EnvWorkersError) as exc:
         return _fail(str(exc))
     return 0
 
@@ -246,6 +275,7 @@ def run_reverify(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.errors import LeaderboardError
     from rlvr.leaderboards.runner import reverify
     from rlvr.leaderboards.views import fmt_score, printable
+    from rlvr.rollout import EnvWorkersError, env_workers
 
     try:
         # Read, then close the store before forking workers: a SQLite connection must not be
@@ -258,21 +288,23 @@ def run_reverify(args: argparse.Namespace) -> int:
         if not ids:
             return _fail("name result ids to re-judge, or pass --stale")
         status = 0
-        for old in olds:
-            new = reverify(
-                old,
-                progress=not args.no_progress,
-                **_run_options(args, "parallel", "workers"),
-            )
-            saved_in = _store_result(args, new, supersedes=old.id)
-            changes = ", ".join(
-                f"{printable(env.label)} {fmt_score(before.score)} -> {fmt_score(env.score)}"
-                for env, before in zip(new.envs, old.envs)
-            )
-            as_what = f"#{new.id}" if saved_in is None else f"{saved_in} (not in the store yet)"
-            print(f"#{old.id} {printable(old.name)!r} re-judged as {as_what}: {changes}")
-            status = status if saved_in is None else SAVED_ASIDE
-    except (LeaderboardError, ValueError) as exc:
+        with env_workers(args.ray, args.env_workers) as ray_workers:
+            for old in olds:
+                new = reverify(
+                    old,
+                    progress=not args.no_progress,
+                    env_host=ray_workers.host if ray_workers is not None else None,
+                    **_run_options(args, "parallel", "workers"),
+                )
+                saved_in = _store_result(args, new, supersedes=old.id)
+                changes = ", ".join(
+                    f"{printable(env.label)} {fmt_score(before.score)} -> {fmt_score(env.score)}"
+                    for env, before in zip(new.envs, old.envs)
+                )
+                as_what = f"#{new.id}" if saved_in is None else f"{saved_in} (not in the store yet)"
+                print(f"#{old.id} {printable(old.name)!r} re-judged as {as_what}: {changes}")
+                status = status if saved_in is None else SAVED_ASIDE
+    except (LeaderboardError, ValueError, ImportError, EnvWorkersError) as exc:
         return _fail(str(exc))
     return status
 
@@ -297,6 +329,11 @@ def list_suites(args: argparse.Namespace) -> int:
             for env in suite.envs
         )
         print(f"{name:<6} {suite.description}\n       envs: {envs}")
+    from rlvr.leaderboards.arena import arena_names, load_arena
+
+    for name in arena_names():  # multi-agent: `rlvr bench arena --suite NAME`
+        arena = load_arena(name)
+        print(f"{name:<6} [arena] {arena.description}")
     return 0
 
 
@@ -330,19 +367,58 @@ def _boards(args: argparse.Namespace, store: Any) -> tuple[list[Any], list[str]]
     return boards, refusals
 
 
+def run_arena_command(args: argparse.Namespace) -> int:
+    from rlvr.leaderboards.arena import load_arena, run_arena
+    from rlvr.leaderboards.errors import LeaderboardError
+    from rlvr.leaderboards.views import arena_table
+
+    agents = dict(_named_agent(text) for text in args.agent)
+    if len(agents) < 2:
+        return _fail("an arena needs at least two agents with different names: --agent A --agent B")
+    try:
+        suite = load_arena(args.suite)
+        result = run_arena(suite, agents)
+        with _store(args) as store:
+            store.add_arena(result)
+    except (LeaderboardError, ValueError) as exc:
+        return _fail(str(exc))
+    print(arena_table(result))
+    return 0
+
+
+def _named_agent(text: str) -> tuple[str, str]:
+    """`NAME=SPEC` or `SPEC` (named by itself); a spec's own `=` (fixed:a=b) stays in the spec
+    when NAME would hold a `:`."""
+    name, equals, spec = text.partition("=")
+    if equals and ":" not in name:
+        return name, spec
+    return text, text
+
+
+def _latest_arenas(args: argparse.Namespace, store: Any) -> list[Any]:
+    """The newest arena result of each arena suite (or of `--suite`)."""
+    newest: dict[str, Any] = {}
+    for result in store.arena_results(suite=getattr(args, "suite", None)):
+        newest[result.suite.name] = result
+    return list(newest.values())
+
+
 def show_board(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.errors import LeaderboardError
-    from rlvr.leaderboards.views import terminal_table
+    from rlvr.leaderboards.views import arena_table, terminal_table
 
     try:
         with _store(args, readonly=True) as store:
             boards, refusals = _boards(args, store)
+            arenas = [] if args.ids else _latest_arenas(args, store)
     except LeaderboardError as exc:
         return _fail(str(exc))
-    if not boards and not refusals:
+    if not boards and not refusals and not arenas:
         print("no results yet: run `rlvr bench --suite SUITE --agent AGENT`")
     for board in boards:
         print(terminal_table(board.ranked) + "\n")
+    for arena in arenas:
+        print(arena_table(arena) + "\n")
     for refusal in refusals:
         _say(refusal)
     return 1 if refusals else 0
@@ -359,7 +435,8 @@ def write_html(args: argparse.Namespace) -> int:
                 for refusal in refusals:
                     _say(refusal)
                 return _fail("nothing written: a published board must not mix incomparable results")
-            page = write_site(args.out, boards, store.iter_traces)
+            arenas = [] if args.ids else _latest_arenas(args, store)
+            page = write_site(args.out, boards, store.iter_traces, arenas)
     except LeaderboardError as exc:
         return _fail(str(exc))
     print(f"wrote {page}")

@@ -38,7 +38,7 @@ from rlvr.leaderboards.errors import LeaderboardError, ReverifyError
 from rlvr.leaderboards.provenance import code_info, probe_env, prompt_messages
 from rlvr.leaderboards.results import BenchResult, EnvRun, score_runs, traces_mismatch
 from rlvr.leaderboards.suites import Suite, SuiteEnv
-from rlvr.rollout import EpisodeRecord, EvalReport, Start, evaluate, run_episodes
+from rlvr.rollout import EnvHost, EpisodeRecord, EvalReport, Start, evaluate, run_episodes
 
 SHARD_EPISODES = 50
 """Tasks per unit of work (fixed, so results never depend on the number of workers)."""
@@ -62,6 +62,8 @@ class Shard:
     """A shared policy (in-process modes only)."""
     records: list[EpisodeRecord] | None = field(default=None, repr=False)
     """For re-verification: the stored episodes to replay."""
+    env_host: EnvHost | None = field(default=None, repr=False)
+    """Where the envs run (None: here; Ray env workers' `host`, in-process modes only)."""
 
 
 @dataclass
@@ -84,14 +86,19 @@ def run_suite(
     workers: int | None = None,
     batch_size: int = 16,
     progress: bool = False,
+    env_host: EnvHost | None = None,
 ) -> BenchResult:
-    """Run every env of `suite` with `agent` (a spec such as `"oracle"`, or a `Policy`)."""
+    """Run every env of `suite` with `agent` (a spec such as `"oracle"`, or a `Policy`).
+
+    `env_host` runs the envs elsewhere (Ray env workers: `rlvr.distributed.EnvWorkers.host`);
+    the shards then run in this process (threads or serially) and the workers step their envs.
+    """
     suite.check_envs(make=True)
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     spec = agent if isinstance(agent, str) else None
     kind = agent_kind(spec) if spec is not None else None
-    mode = _choose_mode(parallel, kind)
+    mode = _choose_mode(parallel, kind, env_host)
     shares_policy = kind is None or kind.shared
     if mode == "processes" and shares_policy:  # refuse before loading a model for nothing
         raise ValueError(
@@ -102,10 +109,13 @@ def run_suite(
     described = make_policy(spec) if spec is not None else agent
     shared = described if shares_policy else None
     shards = [
-        Shard(env, first, count, suite.samples, suite.sampling, spec, batch_size, shared)
+        Shard(
+            env, first, count, suite.samples, suite.sampling, spec, batch_size, shared,
+            env_host=env_host,
+        )
         for env in suite.envs
         for first, count in _cut(env.episodes)
-    ]
+    ]  # fmt: skip
     started = time.perf_counter()
     outcomes, used_workers = _execute(shards, mode, workers, progress, suite.imports, "bench")
     runs = _merge(suite, outcomes)
@@ -130,8 +140,10 @@ def reverify(
     parallel: str = "auto",
     workers: int | None = None,
     progress: bool = False,
+    env_host: EnvHost | None = None,
 ) -> BenchResult:
-    """Re-judge a stored result's replies with today's envs and verifiers; return the new result.
+    """Re-judge a stored result's replies with today's envs and verifiers; return the new result
+    (`env_host`: as `run_suite`'s).
 
     Each episode is reset with its stored seed (the env must pose the same task: otherwise
     `ReverifyError`) and the stored replies are stepped again in order. A multi-turn episode that
@@ -151,14 +163,16 @@ def reverify(
     _check_traces(result)
     suite.check_envs()
     mode = "serial" if parallel == "auto" and _episode_total(result) <= SHARD_EPISODES else parallel
-    mode = "processes" if mode == "auto" else mode
+    if mode == "auto":  # no agent: the work is all in envs and verifiers
+        mode = "threads" if env_host is not None else "processes"
+    mode = _choose_mode(mode, None, env_host)
     shards = []
     for env in suite.envs:
         records = sorted(result.traces[env.label], key=lambda r: (r.episode, r.sample))
         for first, count in _cut(env.episodes):
             chunk = [r for r in records if first <= r.episode < first + count]
             if chunk:
-                shards.append(Shard(env, first, count, records=chunk))
+                shards.append(Shard(env, first, count, records=chunk, env_host=env_host))
     started = time.perf_counter()
     outcomes, used_workers = _execute(shards, mode, workers, progress, suite.imports, "reverify")
     runs = _merge(suite, outcomes)
@@ -223,13 +237,20 @@ def _check_judged(result: BenchResult, runs: Sequence[EnvRun]) -> None:
 # --- planning -------------------------------------------------------------------------------------
 
 
-def _choose_mode(parallel: str, kind: AgentKind | None) -> str:
+def _choose_mode(parallel: str, kind: AgentKind | None, env_host: EnvHost | None = None) -> str:
     if parallel not in PARALLEL_MODES:
         raise ValueError(f"parallel must be one of {PARALLEL_MODES}, got {parallel!r}")
     if parallel != "auto":
+        if parallel == "processes" and env_host is not None:
+            raise ValueError(
+                "with Ray env workers the envs already run in other processes: use "
+                "parallel='threads' or 'serial' (or 'auto')"
+            )
         return parallel
     if kind is None:  # a Policy object: its thread safety is unknown
         return "serial"
+    if kind.parallelism == "processes" and env_host is not None:
+        return "threads"  # the envs' work is on the workers; threads keep them all busy
     return kind.parallelism
 
 
@@ -396,6 +417,7 @@ def _evaluate_shard(
         on_episode=(lambda _: tick(1)) if tick is not None else None,
         env_probe=probe_env,
         reset_options=(lambda i: {"task_index": first + i}) if env.index_tasks else None,
+        env_host=shard.env_host,
     )
     return [replace(r, episode=r.episode + first) for r in report.episodes], report.env_info
 
@@ -419,6 +441,7 @@ def _replay(
         reset_options=(lambda episode: {"task_index": episode}) if entry.index_tasks else None,
         on_episode=(lambda _: tick(1)) if tick is not None else None,
         env_probe=probe_env,
+        env_host=shard.env_host,
     )
     # Generation cost belongs to the original run: the replay generated nothing.
     replayed = [

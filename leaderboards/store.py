@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from rlvr.leaderboards.arena import ArenaResult
 from rlvr.leaderboards.errors import StoreError
 from rlvr.leaderboards.results import BenchResult
 from rlvr.rollout import EpisodeRecord
@@ -63,7 +64,16 @@ CREATE TABLE IF NOT EXISTS traces (
     record TEXT NOT NULL,
     PRIMARY KEY (result_id, env_label, episode, sample)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS arena_results (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    suite TEXT NOT NULL,
+    suite_fingerprint TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    record TEXT NOT NULL
+);
 """
+# arena_results came after schema 1 was released; being additive (a table older stores lack and
+# older readers ignore) it needs no new version: a store gets it the next time it is written to.
 
 _RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(EpisodeRecord))
 
@@ -415,6 +425,33 @@ class ResultStore:
 
     def count(self) -> int:
         return int(self._query("SELECT count(*) FROM results")[0][0])
+
+    # --- arenas (multi-agent suites) -------------------------------------------------------------
+
+    def add_arena(self, result: ArenaResult) -> int:
+        """Store a head-to-head result (`rlvr.leaderboards.arena`); return its id (also set)."""
+        record = json.dumps(result.to_record())
+        with self._write() as db:
+            cursor = db.execute(
+                "INSERT INTO arena_results (suite, suite_fingerprint, created_at, record) "
+                "VALUES (?,?,?,?)",
+                (result.suite.name, result.suite.fingerprint, result.created_at, record),
+            )
+            result.id = int(cursor.lastrowid or 0)
+        return result.id
+
+    def arena_results(self, *, suite: str | None = None) -> list[ArenaResult]:
+        """Stored arena results, oldest first (none in a store written before arenas existed)."""
+        query, params = "SELECT id, record FROM arena_results", []
+        if suite is not None:
+            query, params = query + " WHERE suite = ?", [suite]
+        try:
+            rows = self._query(query + " ORDER BY id", params)
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return []
+            raise
+        return [ArenaResult.from_record(json.loads(text), id=row_id) for row_id, text in rows]
 
 
 def _from_row(row: Sequence[Any]) -> BenchResult:

@@ -7,6 +7,7 @@ import math
 import re
 from collections.abc import Sequence
 
+from rlvr.leaderboards.arena import ArenaResult
 from rlvr.leaderboards.results import BenchResult
 
 # C0/C1 controls (escape sequences, carriage returns), bidi embeddings, overrides and isolates,
@@ -125,4 +126,23 @@ def result_summary(result: BenchResult) -> str:
         f"  time {fmt_seconds(result.seconds)} ({result.run.get('parallel')} x "
         f"{result.run.get('workers')})"
     )
+    return "\n".join(lines)
+
+
+def arena_table(result: ArenaResult) -> str:
+    """An arena's ratings as a terminal table, best first."""
+    suite = result.suite
+    confidence = round(suite.confidence * 100)
+    lines = [
+        f"arena {printable(suite.name)}: {printable(suite.env)}, {suite.games} games per pair "
+        f"(#{result.id}, {printable(result.created_at)})",
+        f"{'rank':>4}  {'agent':<24} {'Elo':>6}  {f'{confidence}% interval':<16} "
+        f"{'points':>7} / games",
+    ]
+    for rank, rating in enumerate(result.ratings, 1):
+        interval = f"[{rating.low:.0f}, {rating.high:.0f}]"
+        lines.append(
+            f"{rank:>4}  {printable(rating.agent):<24} {rating.elo:>6.0f}  {interval:<16} "
+            f"{rating.points:>7g} / {rating.games}"
+        )
     return "\n".join(lines)

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
 
+from rlvr.leaderboards.arena import ArenaResult
 from rlvr.leaderboards.audited import audit_lines
 from rlvr.leaderboards.results import BenchResult
 from rlvr.leaderboards.views import (
@@ -54,7 +55,12 @@ class Board:
     ranked: list[BenchResult]
 
 
-def write_site(out: str | Path, boards: Sequence[Board], load_traces: TracesLoader) -> Path:
+def write_site(
+    out: str | Path,
+    boards: Sequence[Board],
+    load_traces: TracesLoader,
+    arenas: Sequence[ArenaResult] = (),
+) -> Path:
     """Write the site into `out` (a folder for `index.html`, or an `.html` file); return it.
 
     Traces are read one env at a time through `load_traces` and written page by page, so memory
@@ -75,7 +81,7 @@ def write_site(out: str | Path, boards: Sequence[Board], load_traces: TracesLoad
                     path = traces_dir / str(result.id) / trace_file(result, label, number)
                     path.write_text(html, encoding="utf-8")
     prefix = traces_dir.name
-    page.write_text(index_page(boards, prefix), encoding="utf-8")
+    page.write_text(index_page(boards, prefix, arenas), encoding="utf-8")
     return page
 
 
@@ -172,9 +178,10 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 """
 
 
-def index_page(boards: Sequence[Board], prefix: str) -> str:
+def index_page(boards: Sequence[Board], prefix: str, arenas: Sequence[ArenaResult] = ()) -> str:
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     sections = "\n".join(_board_section(board, prefix) for board in boards)
+    sections += "\n".join(_arena_section(arena) for arena in arenas)
     count = sum(len(board.ranked) for board in boards)
     return f"""<!doctype html>
 <html lang="en">
@@ -212,6 +219,43 @@ def _board_section(board: Board, prefix: str) -> str:
 {"".join(_chart(ranked, label, prefix) for label in first.suite.labels)}
 </div>
 {_provenance(ranked)}
+</section>"""
+
+
+def _arena_section(result: ArenaResult) -> str:
+    """A multi-agent suite: agents ranked by Elo from head-to-head games, with intervals."""
+    suite = result.suite
+    confidence = round(suite.confidence * 100)
+    head = [("#", "num"), ("Agent", "text"), ("Spec", "text"), ("Elo", "num")]
+    head += [(f"{confidence}% CI", "num"), ("Points", "num"), ("Games", "num")]
+    th = "".join(
+        f'<th data-type="{kind}" class="{kind}" scope="col">{_show(title, 40)}</th>'
+        for title, kind in head
+    )
+    rows = []
+    for position, rating in enumerate(result.ratings, start=1):
+        name = _clip(printable(rating.agent), SHOWN_CHARS)
+        spec = _clip(printable(result.agents.get(rating.agent, "")), SHOWN_CHARS)
+        cells = [
+            _td(str(position), position),
+            _td(name, name, text=True),
+            _td(spec, spec, text=True),
+            _td(f"{rating.elo:.0f}", rating.elo),
+            _td(f"[{rating.low:.0f}, {rating.high:.0f}]", rating.high - rating.low),
+            _td(f"{rating.points:g}", rating.points),
+            _td(str(rating.games), rating.games),
+        ]
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    board_id = f"arena-{slug(suite.name)}"
+    return f"""<section class="suite arena" id="{escape(board_id)}">
+<h2>{_show(suite.name)} (head to head)</h2>
+<p>{_show(suite.description, SHOWN_CHARS * 5)}</p>
+<p class="meta">{_show(suite.env)}: every pair plays {suite.games} games, seats alternating. Elo
+from a Bradley-Terry fit of all games (a draw counts half; mean 1500) with a {confidence}%
+percentile bootstrap over each pair's games ({suite.resamples} resamples). Result #{result.id},
+{_show(result.created_at)}.</p>
+<div class="scroll"><table class="board sortable"><thead><tr>{th}</tr></thead>
+<tbody>{"".join(rows)}</tbody></table></div>
 </section>"""
 
 

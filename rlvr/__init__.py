@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 
 _after_import("gymnasium", _register_builtin_envs)
 
-_SUBPACKAGES = ("agents", "envs", "leaderboards", "sandboxes", "verifiers")
+_SUBPACKAGES = ("agents", "envs", "integrations", "leaderboards", "sandboxes", "verifiers")
 
 
 def __getattr__(name: str) -> _Any:

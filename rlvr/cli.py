@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "rlvr.envs.web.cli",
     "rlvr.leaderboards.cli",
     "rlvr.sandboxes.cli",
+    "rlvr.integrations.export",
     "rlvr.demo",
 )
 

@@ -75,6 +75,8 @@ class FieldCli:
     """Adds text to the docstring in `--help` (computed when the help is built)."""
     metavar: str | None = None
     """What `--help` shows for the flag's value (default: from the type, e.g. INT)."""
+    const: str | None = None
+    """The flag's value when it is given alone (`--ray` is `--ray local`): the value is optional."""
 
 
 def cli(
@@ -83,9 +85,10 @@ def cli(
     positional: bool = False,
     help: Callable[[], str] | None = None,
     metavar: str | None = None,
+    const: str | None = None,
 ) -> dict[str, FieldCli]:
     """Field metadata for the command line: `field(default=8, metadata=cli("--prompts"))`."""
-    return {_META: FieldCli(tuple(aliases), parse, positional, help, metavar)}
+    return {_META: FieldCli(tuple(aliases), parse, positional, help, metavar, const)}
 
 
 def _field_cli(field: dataclasses.Field) -> FieldCli:
@@ -567,6 +570,8 @@ def _show(value: Any) -> str:
 
 def _help(option: _Option) -> str:
     text = field_docs(option.owner).get(option.field.name, "")
+    if option.cli.const is not None:
+        text += f" Given alone: {option.cli.const}."
     if option.cli.help is not None:
         text = f"{text} {option.cli.help()}".strip()
     if _required(option.field):
@@ -583,6 +588,8 @@ def _argparse_kind(option: _Option) -> dict[str, Any]:
     kind = _kind_of_type(option)
     if option.cli.metavar is not None and "metavar" in kind:
         kind["metavar"] = option.cli.metavar
+    if option.cli.const is not None:
+        kind.update(nargs="?", const=kind.get("type", str)(option.cli.const))
     return kind
 
 

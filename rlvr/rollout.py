@@ -9,6 +9,11 @@ still running and steps them. What answers is the actor's business:
   sampled;
 - leaderboard replay (`rlvr bench reverify`): an actor that returns the stored replies.
 
+`play_games(games, starts, act)` is its multi-agent twin (`rlvr.envs.multiagent`): one
+`EpisodeRecord` per seat of each game, holding only that seat's view, and the same actor contract
+over seat positions; `seat_router` hands each seat to its own actor (self-play seats one policy
+everywhere; a match seats two).
+
 Episode `i` of `evaluate` resets with seed `seed + i`, so a run is reproducible and two policies
 evaluated with the same seed face the same tasks; with `samples_per_task=k`, the k samples of an
 episode all use that seed (the same task), for pass@k.
@@ -19,19 +24,22 @@ or any other part of `rlvr.agents`), so the leaderboards can use it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple, SupportsFloat
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, SupportsFloat, cast
 
 import gymnasium as gym
 import numpy as np
 
 from rlvr.agents.policy import Completion, EnvAware, Policy, SamplingParams
-from rlvr.envs.core import TextEnv
 from rlvr.verifiers.types import Task
+
+if TYPE_CHECKING:
+    from rlvr.envs.multiagent import TextAECEnv
 
 StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
 """What `env.step` returns: observation, reward, terminated, truncated, info."""
@@ -185,21 +193,128 @@ ResetOptions = Callable[[int], dict[str, Any] | None]
 """`reset_options(episode)`: the `options` of that episode's reset (e.g. to pin a task)."""
 
 
+class EnvBatch(Protocol):
+    """The envs of a batch, wherever they run: `LocalEnvs` (here) or env workers in other
+    processes (`rlvr.distributed`, on Ray). The loop only resets and steps them through this, and
+    the records it keeps are the same either way."""
+
+    @property
+    def envs(self) -> Sequence[gym.Env]:
+        """One object per position for actors that read the env (an `EnvAware` oracle); remote
+        batches give stand-ins that forward `unwrapped.oracle_reply()`."""
+        ...
+
+    def reset(
+        self, starts: Sequence[Start], options: Sequence[dict[str, Any] | None]
+    ) -> list[tuple[Mapping[str, Any], str | None]]:
+        """Reset env i with `starts[i].seed` and `options[i]` for each start (envs past the last
+        start sit out the round): (reset info, task fingerprint) of each."""
+        ...
+
+    def step(self, positions: Sequence[int], texts: Sequence[str]) -> list[StepResult]:
+        """Step env `positions[k]` with `texts[k]`, for every k (the envs step concurrently
+        where they can)."""
+        ...
+
+    def probe(self, probe: Callable[[gym.Env], Mapping[str, Any]]) -> Mapping[str, Any]:
+        """`probe(env)` on one of the batch's envs (where it runs)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class LocalEnvs:
+    """An `EnvBatch` of envs in this process, stepped one after another."""
+
+    def __init__(self, envs: Sequence[gym.Env], *, owned: bool = False) -> None:
+        self._envs = list(envs)
+        self.owned = owned
+        """Close the envs with the batch (they were made for it)."""
+
+    @classmethod
+    def make(cls, env_id: str, env_kwargs: Mapping[str, Any] | None, size: int) -> LocalEnvs:
+        return cls([gym.make(env_id, **dict(env_kwargs or {})) for _ in range(size)], owned=True)
+
+    @property
+    def envs(self) -> Sequence[gym.Env]:
+        return self._envs
+
+    def reset(
+        self, starts: Sequence[Start], options: Sequence[dict[str, Any] | None]
+    ) -> list[tuple[Mapping[str, Any], str | None]]:
+        return [
+            reset_env(env, start, option) for env, start, option in zip(self._envs, starts, options)
+        ]
+
+    def step(self, positions: Sequence[int], texts: Sequence[str]) -> list[StepResult]:
+        return [self._envs[i].step(text) for i, text in zip(positions, texts)]
+
+    def probe(self, probe: Callable[[gym.Env], Mapping[str, Any]]) -> Mapping[str, Any]:
+        return probe(self._envs[0])
+
+    def close(self) -> None:
+        if self.owned:
+            for env in self._envs:
+                env.close()
+
+
+def reset_env(
+    env: gym.Env, start: Start, options: dict[str, Any] | None
+) -> tuple[Mapping[str, Any], str | None]:
+    """Reset `env` for `start`: its reset info and the posed task's fingerprint (what a record
+    begins from, whichever process the env lives in)."""
+    _, info = env.reset(seed=start.seed, options=options)
+    return info, task_fingerprint(env)
+
+
+EnvHost = Callable[[str, Mapping[str, Any] | None, int], EnvBatch]
+"""`host(env_id, env_kwargs, size)`: a batch of `size` envs of `env_id`, made where the host
+runs them (`LocalEnvs.make` here; `rlvr.distributed.EnvWorkers.host` on Ray)."""
+
+
+class EnvWorkersError(RuntimeError):
+    """Ray env workers cannot go on: they did not start, or every one of them died."""
+
+
+@contextlib.contextmanager
+def env_workers(address: str | None, count: int) -> Iterator[Any]:
+    """Ray env workers (an `rlvr.distributed.EnvWorkers`) for a command given `--ray ADDRESS`,
+    closed after it however it ends (Ctrl-C too: no Ray process is left behind); None without
+    `--ray`."""
+    if address is None:
+        yield None
+        return
+    from rlvr.distributed import EnvWorkers
+
+    workers = EnvWorkers(count, address=address)
+    try:
+        yield workers
+    finally:
+        workers.close()
+
+
 def play_episodes(
-    envs: Sequence[gym.Env],
+    envs: Sequence[gym.Env] | EnvBatch,
     starts: Sequence[tuple[int, int, int]],
     act: Act,
     *,
     reset_options: ResetOptions | None = None,
     max_turns: int | None = None,
 ) -> list[EpisodeRecord]:
-    """Play one episode per env, all batched: `starts[i]` is the (episode, sample, seed) of env i.
+    """Play one episode per env, all batched: `starts[i]` is the (episode, sample, seed) of env i
+    (`envs`: envs here, or an `EnvBatch` of envs that run elsewhere).
 
     Each round asks `act` for the replies of every episode still running. An episode ends when
     its env terminates or truncates it, when the actor gives no reply (truncated), or after
     `max_turns` replies (truncated unless the env terminated it on the last one).
     """
-    records = [_begin(env, Start(*start), reset_options) for env, start in zip(envs, starts)]
+    batch = LocalEnvs(envs) if isinstance(envs, Sequence) else envs
+    begun = [Start(*start) for start in starts]
+    options = [reset_options(s.episode) if reset_options is not None else None for s in begun]
+    records = [
+        EpisodeRecord.begin(start, info, fingerprint)
+        for start, (info, fingerprint) in zip(begun, batch.reset(begun, options))
+    ]
     active = list(range(len(records)))
     while active:
         replies = act(active, [records[i] for i in active])
@@ -208,28 +323,17 @@ def play_episodes(
                 f"the actor gave {len(replies)} replies for {len(active)} running episodes; "
                 "it must give one per episode (None to stop one)"
             )
+        going = [(i, reply) for i, reply in zip(active, replies) if reply is not None]
+        for i, reply in zip(active, replies):
+            if reply is None:  # the actor has no more replies (a replay with none left)
+                records[i].truncated = True
+        results = batch.step([i for i, _ in going], [reply.text for _, reply in going])
         active = [
             i
-            for i, reply in zip(active, replies)
-            if _take_turn(envs[i], records[i], reply, max_turns)
+            for (i, reply), result in zip(going, results)
+            if records[i].add_turn(reply, result, max_turns)
         ]
     return records
-
-
-def _begin(env: gym.Env, start: Start, reset_options: ResetOptions | None) -> EpisodeRecord:
-    options = reset_options(start.episode) if reset_options is not None else None
-    _, info = env.reset(seed=start.seed, options=options)
-    return EpisodeRecord.begin(start, info, task_fingerprint(env))
-
-
-def _take_turn(
-    env: gym.Env, record: EpisodeRecord, reply: Completion | None, max_turns: int | None
-) -> bool:
-    """Step `reply` in `env` and record it; whether the episode goes on."""
-    if reply is None:  # the actor has no more replies (a replay with none left)
-        record.truncated = True
-        return False
-    return record.add_turn(reply, env.step(reply.text), max_turns)
 
 
 def policy_actor(
@@ -257,30 +361,30 @@ def run_episodes(
     reset_options: ResetOptions | None = None,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
     env_probe: Callable[[gym.Env], Mapping[str, Any]] | None = None,
+    env_host: EnvHost | None = None,
 ) -> EvalReport:
-    """Play `starts` on `batch_size` envs of `env_id` made here (closed at the end), a batch at a
-    time; `actor_for(envs)` gives the actor of a batch. `env_probe(env)` is called once on a
-    freshly made env, its result is `report.env_info`; `on_episode(record)` after each episode."""
+    """Play `starts` on `batch_size` envs of `env_id` (made by `env_host`, here by default;
+    closed at the end), a batch at a time; `actor_for(envs)` gives the actor of a batch.
+    `env_probe(env)` is called once on a freshly made env, its result is `report.env_info`;
+    `on_episode(record)` after each episode."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    envs = [gym.make(env_id, **dict(env_kwargs or {})) for _ in range(min(batch_size, len(starts)))]
+    size = min(batch_size, len(starts))
+    envs = (env_host or LocalEnvs.make)(env_id, env_kwargs, size)
     report = EvalReport(env_id)
     try:
-        if env_probe is not None and envs:
-            report.env_info = dict(env_probe(envs[0]))
-        for first in range(0, len(starts), len(envs)):
-            batch = starts[first : first + len(envs)]
-            batch_envs = envs[: len(batch)]
-            records = play_episodes(
-                batch_envs, batch, actor_for(batch_envs), reset_options=reset_options
-            )
+        if env_probe is not None and size:
+            report.env_info = dict(envs.probe(env_probe))
+        for first in range(0, len(starts), size):
+            batch = starts[first : first + size]
+            actor = actor_for(envs.envs[: len(batch)])
+            records = play_episodes(envs, batch, actor, reset_options=reset_options)
             for record in records:
                 report.episodes.append(record)
                 if on_episode is not None:
                     on_episode(record)
     finally:
-        for env in envs:
-            env.close()
+        envs.close()
     return report
 
 
@@ -298,11 +402,14 @@ def evaluate(
     on_episode: Callable[[EpisodeRecord], None] | None = None,
     env_probe: Callable[[gym.Env], Mapping[str, Any]] | None = None,
     reset_options: ResetOptions | None = None,
+    env_host: EnvHost | None = None,
 ) -> EvalReport:
     """Run `episodes * samples_per_task` episodes of `env_id` with `policy` and report.
 
     `env_probe(env)` is called once on a freshly made env; its result is `report.env_info`.
     `reset_options(episode)` gives the `options` of that episode's reset (e.g. to pin a task).
+    `env_host` makes the envs (default: here; `rlvr.distributed.EnvWorkers.host` runs them on
+    Ray workers, with the same records).
     """
     if episodes < 1 or samples_per_task < 1 or batch_size < 1:
         raise ValueError("episodes, samples_per_task and batch_size must all be >= 1")
@@ -322,6 +429,7 @@ def evaluate(
             reset_options=reset_options,
             on_episode=bar.update if bar is not None else on_episode,
             env_probe=env_probe,
+            env_host=env_host,
         )
     finally:
         if bar is not None:
@@ -355,12 +463,288 @@ class _ProgressBar:
         self.bar.close()
 
 
-def task_fingerprint(env: gym.Env) -> str | None:
+def task_fingerprint(env: Any) -> str | None:
     """A hash of the current task (prompt, gold answer, metadata), if the env exposes it as
-    `env.unwrapped.task` (every `TextEnv` with a judge does)."""
-    base = env.unwrapped
-    task = base.task if isinstance(base, TextEnv) else None
+    `env.unwrapped.task` (every `TextEnv` with a judge does, and multi-agent envs with a task)."""
+    task = getattr(env.unwrapped, "task", None)
     if not isinstance(task, Task):
         return None
     text = json.dumps(task.to_dict(), sort_keys=True, default=str)
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+# --- multi-agent games ----------------------------------------------------------------------------
+
+
+@dataclass
+class GameRecord:
+    """One game: a record per seat (its own view, its own replies and their rewards) and what
+    each seat earned over the whole game (`returns`: also what a seat earned without replying,
+    e.g. when the opponent's first move was illegal)."""
+
+    seats: dict[str, EpisodeRecord]
+    returns: dict[str, float]
+    outcome: str | None = None
+    """How the game ended (`infos[agent]["outcome"]` where the env says it), else None."""
+
+    @property
+    def infra_error(self) -> bool:
+        return any(record.infra_error for record in self.seats.values())
+
+    @property
+    def truncated(self) -> bool:
+        return any(record.truncated for record in self.seats.values())
+
+
+def seat_positions(games: Sequence[TextAECEnv]) -> list[tuple[int, str]]:
+    """The (game, agent) of each seat position `play_games` hands its actor, in order."""
+    return [(game, agent) for game, env in enumerate(games) for agent in env.possible_agents]
+
+
+def play_games(
+    games: Sequence[TextAECEnv],
+    starts: Sequence[tuple[int, int, int]],
+    act: Act,
+    *,
+    reset_options: ResetOptions | None = None,
+    max_turns: int | None = None,
+) -> list[GameRecord]:
+    """Play one game per multi-agent env (`TextAECEnv`), all batched.
+
+    Seat position p is `seat_positions(games)[p]`. Each round asks `act` for the replies of every
+    seat to move in every running game (a turn-based game's mover, or all movers of a
+    simultaneous round: none sees another's move of the round, so they are asked together), with
+    each seat's record holding its own view only. A seat's reply becomes a turn of its record
+    once its outcome is known: when that seat is asked again, or when the game ends (its reward
+    is what it earned since it replied, PettingZoo's `last()`). A reply of None, or a seat
+    reaching `max_turns` replies, stops its game (every seat truncated).
+    """
+    seats = seat_positions(games)
+    position = {seat: p for p, seat in enumerate(seats)}
+    games_records = [
+        _begin_game(env, Start(*start), reset_options) for env, start in zip(games, starts)
+    ]
+    pending: dict[int, Completion] = {}
+    running = [game for game, env in enumerate(games) if env.agents]
+    while running:
+        asked = [position[(game, agent)] for game in running for agent in games[game].movers]
+        for p in asked:
+            game, agent = seats[p]
+            _catch_up(games[game], games_records[game].seats[agent], agent, pending.pop(p, None))
+        replies = act(asked, [games_records[seats[p][0]].seats[seats[p][1]] for p in asked])
+        if len(replies) != len(asked):
+            raise RuntimeError(
+                f"the actor gave {len(replies)} replies for {len(asked)} seats to move; "
+                "it must give one per seat (None to stop that seat's game)"
+            )
+        stopped: set[int] = set()
+        for p, reply in zip(asked, replies):
+            game, agent = seats[p]
+            if game in stopped:
+                continue
+            if reply is None:
+                stopped.add(game)
+                continue
+            games[game].step(reply.text, agent=agent)
+            _earn(games[game], games_records[game])
+            pending[p] = reply
+        for game in running:
+            env, record = games[game], games_records[game]
+            cut = max_turns is not None and any(
+                seat.turns + (position[(game, a)] in pending) >= max_turns
+                for a, seat in record.seats.items()
+            )
+            if _game_over(env) or game in stopped or cut:
+                _end_game(env, record, seats, pending, game, truncated=not _game_over(env))
+        running = [game for game in running if games_records[game].outcome is None]
+    return games_records
+
+
+def _begin_game(env: TextAECEnv, start: Start, reset_options: ResetOptions | None) -> GameRecord:
+    options = reset_options(start.episode) if reset_options is not None else None
+    env.reset(seed=start.seed, options=options)
+    fingerprint = task_fingerprint(env)
+    seats = {a: EpisodeRecord.begin(start, env.infos[a], fingerprint) for a in env.possible_agents}
+    return GameRecord(seats, dict.fromkeys(env.possible_agents, 0.0))
+
+
+def _catch_up(env: TextAECEnv, record: EpisodeRecord, agent: str, reply: Completion | None) -> None:
+    """Bring a seat's record up to date before it is asked: its last reply's outcome, its view."""
+    if reply is not None:
+        step = (None, env._cumulative_rewards[agent], False, False, env.infos[agent])
+        record.add_turn(reply, step)
+    else:
+        record.messages = env.infos[agent]["messages"]
+        record.task_id = env.infos[agent]["task_id"]
+
+
+def _earn(env: TextAECEnv, record: GameRecord) -> None:
+    for agent, reward in env.rewards.items():
+        record.returns[agent] += float(reward)
+
+
+def _game_over(env: TextAECEnv) -> bool:
+    return not env.agents or all(env.terminations[a] or env.truncations[a] for a in env.agents)
+
+
+def _end_game(
+    env: TextAECEnv,
+    record: GameRecord,
+    seats: Sequence[tuple[int, str]],
+    pending: dict[int, Completion],
+    game: int,
+    *,
+    truncated: bool,
+) -> None:
+    """Every seat's last reply gets its outcome; a cut game marks every seat truncated."""
+    for p, (owner, agent) in enumerate(seats):
+        if owner != game:
+            continue
+        seat, info = record.seats[agent], env.infos[agent]
+        reply = pending.pop(p, None)
+        if reply is not None:
+            terminated = not truncated
+            step = (None, env._cumulative_rewards[agent], terminated, truncated, info)
+            seat.add_turn(reply, step)
+        else:
+            seat.messages = info["messages"]
+            seat.infra_error = seat.infra_error or bool(info["infra_error"])
+        seat.truncated = truncated
+        seat.verdict = info.get("verdict", seat.verdict)
+    outcomes = [env.infos[a].get("outcome") for a in env.possible_agents]
+    record.outcome = next((o for o in outcomes if o), "truncated" if truncated else "over")
+
+
+def seat_router(players: Sequence[int], actors: Sequence[Act]) -> Act:
+    """An actor handing seat position p to `actors[players[p]]` and merging their replies in
+    order (a trained seat to the token actor, its opponent to another policy's actor)."""
+
+    def act(active: list[int], records: list[EpisodeRecord]) -> list[Completion | None]:
+        replies: list[Completion | None] = [None] * len(active)
+        for which, actor in enumerate(actors):
+            mine = [k for k, p in enumerate(active) if players[p] == which]
+            if not mine:
+                continue
+            given = actor([active[k] for k in mine], [records[k] for k in mine])
+            if len(given) != len(mine):
+                raise RuntimeError(f"actor {which} gave {len(given)} replies for {len(mine)}")
+            for k, reply in zip(mine, given):
+                replies[k] = reply
+        return replies
+
+    return act
+
+
+def game_policy_actor(
+    policy: Policy, games: Sequence[TextAECEnv], sampling: SamplingParams | None = None
+) -> Act:
+    """The actor of a `Policy` taking seats of `games`: one `generate` call per round for every
+    seat it is asked for (an `EnvAware` policy, e.g. the legal-move baseline, is attached to
+    those seats' games first)."""
+    seats = seat_positions(games)
+
+    def act(active: list[int], records: list[EpisodeRecord]) -> list[Completion | None]:
+        if isinstance(policy, EnvAware):
+            # the games are AEC envs, not gym.Envs: only policies written for games read them
+            policy.attach(cast("list[gym.Env]", [games[seats[p][0]] for p in active]))
+        conversations = [record.messages for record in records]
+        return [samples[0] for samples in policy.generate(conversations, 1, sampling)]
+
+    return act
+
+
+# --- matches between two policies -----------------------------------------------------------------
+
+
+@dataclass
+class MatchReport:
+    """Games of `first` against `second` in a multi-agent env; seats alternate game by game."""
+
+    env_id: str
+    games: list[GameRecord] = field(default_factory=list)
+    first_seats: list[str] = field(default_factory=list)
+    """The seat `first` took in each game (the other seats were `second`'s)."""
+
+    def scores(self) -> list[float]:
+        """`first`'s score in each game without an infrastructure error: 1 when it earned more
+        than its opponent, 0.5 when as much, 0 when less."""
+        return [
+            _score(game.returns, seat)
+            for game, seat in zip(self.games, self.first_seats)
+            if not game.infra_error
+        ]
+
+    @property
+    def infra_errors(self) -> int:
+        return sum(game.infra_error for game in self.games)
+
+    @property
+    def wins(self) -> int:
+        return sum(score == 1.0 for score in self.scores())
+
+    @property
+    def draws(self) -> int:
+        return sum(score == 0.5 for score in self.scores())
+
+    @property
+    def losses(self) -> int:
+        return sum(score == 0.0 for score in self.scores())
+
+    @property
+    def win_rate(self) -> float:
+        scores = self.scores()
+        return self.wins / len(scores) if scores else math.nan
+
+    @property
+    def mean_return(self) -> float:
+        """`first`'s mean return over the judged games."""
+        returns = [
+            game.returns[seat]
+            for game, seat in zip(self.games, self.first_seats)
+            if not game.infra_error
+        ]
+        return float(np.mean(returns)) if returns else math.nan
+
+
+def _score(returns: Mapping[str, float], seat: str) -> float:
+    others = [value for agent, value in returns.items() if agent != seat]
+    theirs = float(np.mean(others)) if others else 0.0
+    return 1.0 if returns[seat] > theirs else 0.5 if returns[seat] == theirs else 0.0
+
+
+def play_match(
+    env_id: str,
+    first: Policy,
+    second: Policy,
+    *,
+    games: int,
+    seed: int = 0,
+    env_kwargs: Mapping[str, Any] | None = None,
+    sampling: SamplingParams | None = None,
+    batch_size: int = 16,
+    max_turns: int | None = None,
+) -> MatchReport:
+    """`games` games of the multi-agent env `env_id`: game i resets with seed `seed + i` and
+    `first` takes seat i mod (number of seats), `second` every other seat."""
+    from rlvr.envs.multiagent import make
+
+    if games < 1 or batch_size < 1:
+        raise ValueError("games and batch_size must be >= 1")
+    made = [make(env_id, **dict(env_kwargs or {})) for _ in range(min(batch_size, games))]
+    report = MatchReport(env_id)
+    try:
+        agents = list(made[0].possible_agents)
+        for begin in range(0, games, len(made)):
+            batch = made[: min(len(made), games - begin)]
+            mine = [agents[(begin + k) % len(agents)] for k in range(len(batch))]
+            seats = seat_positions(batch)
+            actors = [game_policy_actor(p, batch, sampling) for p in (first, second)]
+            players = [0 if agent == mine[game] else 1 for game, agent in seats]
+            act = seat_router(players, actors)
+            starts = [Start(begin + k, 0, seed + begin + k) for k in range(len(batch))]
+            report.games.extend(play_games(batch, starts, act, max_turns=max_turns))
+            report.first_seats.extend(mine)
+    finally:
+        for env in made:
+            env.close()
+    return report

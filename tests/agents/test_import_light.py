@@ -16,7 +16,7 @@ def test_importing_agents_and_the_cli_does_not_import_torch():
     run_python(
         "import sys, rlvr, rlvr.agents, rlvr.agents.kinds, rlvr.agents.learners, rlvr.cli\n"
         "rlvr.cli.build_parser()\n"
-        "heavy = [m for m in ('torch', 'transformers', 'peft') if m in sys.modules]\n"
+        "heavy = [m for m in ('torch', 'transformers', 'peft', 'ray') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
         "assert rlvr.agents.OpenAIChatPolicy.__name__ == 'OpenAIChatPolicy'\n"
         "assert 'torch' not in sys.modules\n"
@@ -38,7 +38,8 @@ def test_importing_agents_and_the_cli_does_not_import_torch():
 def test_the_lower_layers_import_without_gymnasium_or_the_envs(modules):
     run_python(
         f"import sys, {modules}\n"
-        "heavy = [m for m in ('gymnasium', 'rlvr.envs', 'numpy', 'torch') if m in sys.modules]\n"
+        "heavy = ('gymnasium', 'rlvr.envs', 'numpy', 'torch', 'ray')\n"
+        "heavy = [m for m in heavy if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )
 
@@ -96,4 +97,15 @@ def test_subpackages_are_attributes_of_a_bare_import_rlvr():
         "    assert 'no_such_thing' in str(exc)\n"
         "else:\n"
         "    raise AssertionError('no AttributeError')\n"
+    )
+
+
+def test_ray_is_imported_only_where_envs_run_on_it():
+    """The Ray extra is optional: the packages, the rollout loop, the learners' modules and the
+    command line import without it; `rlvr.distributed` is the module that needs it."""
+    run_python(
+        "import sys, rlvr, rlvr.envs, rlvr.agents, rlvr.rollout, rlvr.cli\n"
+        "import rlvr.agents.rollouts, rlvr.agents.async_rollouts, rlvr.agents.cli\n"
+        "rlvr.cli.build_parser().parse_args(['eval', 'rlvr/Math-v0', '--ray'])\n"
+        "assert 'ray' not in sys.modules, 'ray imported'\n"
     )

@@ -94,7 +94,7 @@ def _flat_groups(episodes):
 def test_dynamic_sampling_refills_the_batch_with_groups_whose_rewards_differ(tiny_path, tmp_path):
     settings = dict(envs=[EnvSpec("test/HalfFlat-v0")], prompts_per_step=6, group_size=4)
     plain = Trainer(train_config(tiny_path, tmp_path / "plain", **settings))
-    trained, sampled, rounds = plain.collect()
+    trained, sampled, rounds, _ = plain.collect()
     assert trained is sampled and rounds == 1
     assert _flat_groups(trained) >= 2  # odd answers: every reply right, no signal
 
@@ -102,7 +102,7 @@ def test_dynamic_sampling_refills_the_batch_with_groups_whose_rewards_differ(tin
         tiny_path, tmp_path / "dynamic", dynamic_sampling=True, max_sampling_rounds=8, **settings
     )
     trainer = Trainer(config)
-    trained, sampled, rounds = trainer.collect()
+    trained, sampled, rounds, _ = trainer.collect()
     assert rounds > 1 and len(sampled) > len(trained)
     assert flat_group_fraction(sampled) > 0.0  # the groups dropped are still counted
     groups = sorted({e.group for e in trained})
@@ -127,7 +127,7 @@ def test_dynamic_sampling_trains_on_what_it_has_after_max_rounds(tiny_path, tmp_
         dynamic_sampling=True,
         max_sampling_rounds=1,
     )
-    trained, sampled, rounds = Trainer(config).collect()
+    trained, sampled, rounds, _ = Trainer(config).collect()
     assert rounds == 1 and len(trained) < len(sampled) and _flat_groups(trained) == 0
 
 

@@ -1,0 +1,223 @@
+"""Self-play training rollouts: multi-agent games (`rlvr.envs.multiagent`) as per-seat episodes.
+
+`GameCollector.collect(tasks)` plays `group_size` games of each task with the episode loop's
+multi-agent twin (`rlvr.rollout.play_games`) and returns one `Episode` per trained seat of each
+game. Each seat's record holds only its own view, so the token actor of single-agent training
+(`rlvr.agents.rollouts._TokenActor`), unchanged, keeps each seat's ids: the seat's own sampled
+replies with loss mask 1, everything else (its prompt, the env's messages, which relay the other
+seats' moves as text) with loss mask 0. An agent is trained only on its own tokens.
+
+Who sits where:
+
+- one trained policy in every seat (self-play, the default): every seat's episode is trained,
+  all by the same model;
+- a policy per seat (`GameCollector({"player_0": a, "player_1": b}, ...)`): each seat's episodes
+  come back tagged with the seat, for that seat's learner;
+- the trained policy against a fixed `opponent` (a scripted agent, an earlier checkpoint): the
+  trained policy takes seat k mod n in game k of a group, the opponent every other seat.
+
+GRPO's groups are (task, seat): a seat's return is compared with the same seat's returns on the
+same task, never with its opponent's (in a zero-sum game that would be the negation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rlvr.agents.policy import Policy, SamplingParams, TrainablePolicy
+from rlvr.agents.rollouts import EnvSpec, Episode, _TokenActor
+from rlvr.rollout import Act, Start, game_policy_actor, play_games, seat_positions, seat_router
+
+SELF = "self"
+SNAPSHOT = "snapshot"
+
+
+@dataclass(frozen=True)
+class SelfPlayConfig:
+    """Self-play on multi-agent envs (`rlvr train --env rlvr/Connect4-v0 --self-play`)."""
+
+    opponent: str = SELF
+    """Who the trained policy plays: "self" (it takes every seat, one shared model, each seat
+    trained on its own tokens), "snapshot" (a frozen copy of it, refreshed from the trained
+    weights every `snapshot_every` steps: an earlier checkpoint), or a fixed agent spec, e.g.
+    "legal" (a random legal mover), "random:SEED", "hf:PATH"."""
+    snapshot_every: int = 10
+    """Steps between refreshes of the "snapshot" opponent."""
+    eval_opponent: str = "legal"
+    """The fixed opponent of held-out evaluation: eval/success_rate is the trained policy's win
+    rate against it over `eval_episodes` games, seats alternating, greedy decoding."""
+
+    def __post_init__(self) -> None:
+        if not self.opponent or not self.eval_opponent:
+            raise ValueError("self_play.opponent and eval_opponent must name an agent")
+        if self.snapshot_every < 1:
+            raise ValueError(f"self_play.snapshot_every must be >= 1, got {self.snapshot_every}")
+        if self.eval_opponent in (SELF, SNAPSHOT):
+            raise ValueError(
+                "self_play.eval_opponent must be a fixed agent (e.g. 'legal', 'hf:PATH'), not "
+                f"{self.eval_opponent!r}: a moving target measures nothing"
+            )
+
+
+@dataclass
+class _Lineup:
+    """Who sits in each seat position of a batch of games: `player[p]` indexes `players`."""
+
+    players: list[Policy]
+    trained: list[bool]
+    player: list[int]
+
+
+class GameCollector:
+    """Plays groups of multi-agent games and returns the trained seats' episodes.
+
+    `policy`: the trained `TrainablePolicy` (every seat, or the seats the opponent leaves), or a
+    mapping seat -> `TrainablePolicy` (each seat its own; the same object twice shares it).
+    `opponent`: None for self-play, else the `Policy` of every other seat.
+    """
+
+    def __init__(
+        self,
+        policy: TrainablePolicy | Mapping[str, TrainablePolicy],
+        envs: Sequence[EnvSpec],
+        *,
+        group_size: int,
+        sampling: SamplingParams,
+        opponent: Policy | None = None,
+        max_turns: int | None = None,
+    ) -> None:
+        from rlvr.envs.multiagent import make
+
+        if group_size < 1:
+            raise ValueError(f"group_size must be >= 1, got {group_size}")
+        if not envs:
+            raise ValueError("give at least one EnvSpec of a multi-agent env")
+        if isinstance(policy, Mapping) and opponent is not None:
+            raise ValueError("give a policy per seat or an opponent, not both")
+        self.policy = policy
+        self.specs = list(envs)
+        self.group_size = group_size
+        self.sampling = sampling
+        self.opponent = opponent
+        self.max_turns = max_turns
+        self._make = make
+        self._pools: dict[int, list[Any]] = {}
+
+    def collect(self, tasks: Sequence[tuple[int, int]], generator: Any = None) -> list[Episode]:
+        """Play `group_size` games of each task `(env index, seed)`; the episodes of task g's
+        seat s have group `g * seats + s`."""
+        slots = [(group, spec, seed) for group, (spec, seed) in enumerate(tasks)]
+        slots = [slot for slot in slots for _ in range(self.group_size)]
+        games: list[Any] = []
+        used: dict[int, int] = {}
+        for _, spec, _ in slots:
+            games.append(self._game(spec, used.get(spec, 0)))
+            used[spec] = used.get(spec, 0) + 1
+        starts = [
+            Start(group, k % self.group_size, seed) for k, (group, _, seed) in enumerate(slots)
+        ]
+        seats = seat_positions(games)
+        lineup = self._lineup(games, starts)
+        actors: list[Act] = []
+        token_actors: dict[int, _TokenActor] = {}
+        for index, (player, trained) in enumerate(zip(lineup.players, lineup.trained)):
+            if trained:
+                assert isinstance(player, TrainablePolicy)
+                token_actors[index] = _TokenActor(player, len(seats), self.sampling, generator)
+                actors.append(token_actors[index])
+            else:
+                actors.append(game_policy_actor(player, games, self.sampling))
+        act = seat_router(lineup.player, actors)
+        records = play_games(games, starts, act, max_turns=self.max_turns)
+        episodes = []
+        for p, (game, agent) in enumerate(seats):
+            token_actor = token_actors.get(lineup.player[p])
+            record = records[game].seats[agent]
+            if token_actor is None or record.turns == 0:  # not trained here, or never replied
+                continue
+            trace = token_actor.traces[p]
+            group, spec, _ = slots[game]
+            agents = games[game].possible_agents
+            episodes.append(
+                Episode(
+                    record=record,
+                    env_id=self.specs[spec].id,
+                    group=group * len(agents) + agents.index(agent),
+                    token_ids=trace.token_ids,
+                    loss_mask=trace.loss_mask,
+                    sampler_logprobs=trace.logprobs,
+                    turn_ends=trace.turn_ends,
+                    prompt_length=trace.prompt_length,
+                    completion_truncated=trace.truncated,
+                    seat=agent,
+                )
+            )
+        return episodes
+
+    def _lineup(self, games: Sequence[Any], starts: Sequence[Start]) -> _Lineup:
+        seats = seat_positions(games)
+        if isinstance(self.policy, Mapping):
+            players: list[Policy] = []
+            for policy in self.policy.values():
+                if not any(policy is known for known in players):
+                    players.append(policy)
+            index = {
+                agent: next(i for i, p in enumerate(players) if p is policy)
+                for agent, policy in self.policy.items()
+            }
+            missing = sorted({agent for _, agent in seats} - set(index))
+            if missing:
+                raise ValueError(f"no policy for the seats {missing}")
+            return _Lineup(players, [True] * len(players), [index[a] for _, a in seats])
+        if self.opponent is None:
+            return _Lineup([self.policy], [True], [0] * len(seats))
+        mine = [
+            games[game].possible_agents[starts[game].sample % len(games[game].possible_agents)]
+            for game in range(len(games))
+        ]
+        player = [0 if agent == mine[game] else 1 for game, agent in seats]
+        return _Lineup([self.policy, self.opponent], [True, False], player)
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            for env in pool:
+                env.close()
+        self._pools.clear()
+
+    def _game(self, spec: int, position: int) -> Any:
+        pool = self._pools.setdefault(spec, [])
+        while len(pool) <= position:
+            pool.append(self._make(self.specs[spec].id, **dict(self.specs[spec].kwargs)))
+        return pool[position]
+
+
+def is_multiagent(env_id: str) -> bool:
+    """Whether `env_id` is a registered multi-agent env (`rlvr.envs.multiagent.make` makes it)."""
+    from rlvr.envs.multiagent import registry
+
+    return env_id in registry
+
+
+def check_game_specs(specs: Sequence[EnvSpec]) -> None:
+    """Make (and close) each multi-agent env with its kwargs, so that a bad id or argument fails
+    at once, naming the fix, not after a model loaded."""
+    from rlvr.envs.multiagent import make
+
+    for spec in specs:
+        for kwargs in {repr(k): k for k in (dict(spec.kwargs), game_eval_kwargs(spec))}.values():
+            try:
+                make(spec.id, **kwargs).close()
+            except TypeError as exc:
+                raise ValueError(f"{spec.id}: bad kwargs {kwargs}: {exc}") from None
+
+
+def game_eval_kwargs(spec: EnvSpec) -> dict[str, Any]:
+    """A game's held-out kwargs: `heldout_kwargs` when given, else its training kwargs (games
+    have no split; the held-out measure is the match against a fixed opponent)."""
+    return dict(spec.heldout_kwargs) if spec.heldout_kwargs is not None else dict(spec.kwargs)
+
+
+def greedy(sampling: SamplingParams) -> SamplingParams:
+    return replace(sampling, temperature=0.0)
