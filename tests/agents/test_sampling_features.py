@@ -151,6 +151,13 @@ def test_curriculum_moves_up_and_down_as_the_window_mean_crosses_its_thresholds(
     assert restored.level == 1 and list(restored.rewards) == list(curriculum.rewards)
 
 
+def test_features_that_sample_in_this_process_refuse_async_ray_and_self_play(tiny_path, tmp_path):
+    with pytest.raises(ValueError, match="dynamic_sampling"):
+        train_config(tiny_path, tmp_path, dynamic_sampling=True, async_rollouts=True)
+    with pytest.raises(ValueError, match="curriculum"):
+        train_config(tiny_path, tmp_path, curriculum=CurriculumConfig(levels=(1, 2)), ray="local")
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [{"levels": ()}, {"levels": (1, 1)}, {"start": 4}, {"promote_at": 0.2, "demote_at": 0.3}],
