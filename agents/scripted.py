@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 import gymnasium as gym
 import numpy as np
 
+from rlvr.agents.errors import PolicyError
 from rlvr.agents.policy import Completion, Conversation, SamplingParams
 
 if TYPE_CHECKING:
@@ -76,6 +77,13 @@ class OraclePolicy:
                 f"{len(self.envs)} envs; call attach(envs) with the envs in conversation order"
             )
         oracles = [cast("TextEnv", env.unwrapped) for env in self.envs]
+        for oracle in oracles:
+            if not callable(getattr(oracle, "oracle_reply", None)):
+                raise PolicyError(
+                    f"the oracle agent replays an env's reference reply, and "
+                    f"{type(oracle).__name__} has none (a multi-agent game has no oracle): "
+                    "play it with legal, random or an hf: model"
+                )
         return [[Completion(oracle.oracle_reply()) for _ in range(n)] for oracle in oracles]
 
 

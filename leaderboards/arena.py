@@ -8,10 +8,12 @@ that earned more, 1/2 for equal, 0 for less; a game with an infrastructure error
 nobody.
 
 Ratings are the Bradley-Terry maximum-likelihood fit of all games, on the Elo scale (a 400-point
-gap is 10:1 odds) with the agents' mean at 1500, and a percentile bootstrap interval: the games
-of each pair are resampled with replacement and the ratings refitted, `resamples` times, from a
-generator seeded by the suite. An `ArenaResult` is stored in the result store next to the
-single-agent results (`ResultStore.add_arena`) and shown on the HTML page.
+gap is 10:1 odds) with the agents' mean at 1500, and a percentile interval from a parametric
+bootstrap: each pair's games are drawn again from the fitted ratings' odds and the ratings
+refitted, `resamples` times, from a generator seeded by the suite (resampling the games played
+would give an agent that won every game an interval of zero width). An `ArenaResult` is stored
+in the result store next to the single-agent results (`ResultStore.add_arena`) and shown on the
+HTML page.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from rlvr.agents.policy import Policy, SamplingParams
-from rlvr.leaderboards.errors import SuiteError
+from rlvr.leaderboards.errors import LeaderboardError, SuiteError
 
 ELO_SCALE = 400.0 / math.log(10.0)
 ELO_MEAN = 1500.0
@@ -178,17 +180,22 @@ def run_arena(suite: ArenaSuite, agents: Mapping[str, str | Policy]) -> ArenaRes
     sampling = SamplingParams(**suite.sampling)
     pairs = []
     for first, second in itertools.combinations(policies, 2):
-        report = play_match(
-            suite.env,
-            policies[first],
-            policies[second],
-            games=suite.games,
-            seed=suite.seed,
-            env_kwargs=suite.kwargs,
-            sampling=sampling,
-            batch_size=min(suite.games, 32),
-            max_turns=suite.max_turns,
-        )
+        try:
+            report = play_match(
+                suite.env,
+                policies[first],
+                policies[second],
+                games=suite.games,
+                seed=suite.seed,
+                env_kwargs=suite.kwargs,
+                sampling=sampling,
+                batch_size=min(suite.games, 32),
+                max_turns=suite.max_turns,
+            )
+        except Exception as exc:  # name the match: a policy's traceback alone hides it
+            raise LeaderboardError(
+                f"{suite.env}: {first} vs {second} failed: {type(exc).__name__}: {exc}"
+            ) from exc
         pairs.append(PairGames(first, second, report.scores(), report.infra_errors))
     described = {n: a if isinstance(a, str) else type(a).__name__ for n, a in agents.items()}
     return ArenaResult(
@@ -201,16 +208,18 @@ def run_arena(suite: ArenaSuite, agents: Mapping[str, str | Policy]) -> ArenaRes
 
 
 def rate(names: Sequence[str], pairs: Sequence[PairGames], suite: ArenaSuite) -> list[Rating]:
-    """Elo ratings (Bradley-Terry fit) with percentile bootstrap intervals, best first."""
+    """Elo ratings (Bradley-Terry fit) with parametric bootstrap intervals, best first."""
     elo = fit_elo(names, pairs)
     rng = np.random.default_rng([suite.bootstrap_seed, int(suite.fingerprint, 16) % 2**32])
     replicates = np.empty((suite.resamples, len(names)))
+    # Parametric bootstrap: each pair's games are drawn again from the fitted model's odds. A
+    # resample of the games themselves could not move an agent that won every game (all its
+    # resamples are perfect too), and would report no uncertainty where it is largest.
+    first_wins = [1.0 / (1.0 + 10 ** ((elo[p.second] - elo[p.first]) / 400)) for p in pairs]
     for r in range(suite.resamples):
         resampled = [
-            PairGames(p.first, p.second, list(rng.choice(p.scores, len(p.scores))))
-            if p.scores
-            else p
-            for p in pairs
+            PairGames(p.first, p.second, [float(x) for x in rng.random(len(p.scores)) < chance])
+            for p, chance in zip(pairs, first_wins)
         ]
         replicates[r] = [fit_elo(names, resampled)[n] for n in names]
     tail = (1 - suite.confidence) / 2 * 100

@@ -5,7 +5,8 @@
 3. benchmark the warm-started model on the held-out `demo` suite (`rlvr bench`);
 4. train it with GRPO on CPU for a fixed time budget (`rlvr train`);
 5. benchmark the trained model, plus oracle and random baselines;
-6. rank everything (`rlvr leaderboard show`) and write the HTML page (`rlvr leaderboard html`).
+6. a multi-agent arena: Connect Four between scripted players, rated by Elo (`rlvr bench arena`);
+7. rank everything (`rlvr leaderboard show`) and write the HTML page (`rlvr leaderboard html`).
 
 Each command is printed before it runs, so the demo doubles as a tour of the command line.
 Everything lands under `--out` (default `runs/demo`).
@@ -57,6 +58,7 @@ def demo_commands(out: Path, train_seconds: float, seed: int) -> list[list[str]]
         f"{bench} --agent hf:{final} --name 'tiny, warm start + GRPO'",
         f"{bench} --agent oracle",
         f"{bench} --agent random",
+        f"bench arena --suite connect4 --db {db} --agent legal --agent random",
         f"leaderboard show --db {db}",
         f"leaderboard html {site} --db {db}",
     ]

@@ -36,7 +36,12 @@ def test_demo_runs_end_to_end(tmp_path):
     with ResultStore(out / "leaderboard.sqlite") as store:
         names = {result.name for result in store.results(suite="demo")}
     assert names == {"tiny, warm start", "tiny, warm start + GRPO", "oracle", "random"}
-    assert (out / "site" / "index.html").read_text().count("tiny, warm start") >= 2
+    page = (out / "site" / "index.html").read_text()
+    assert page.count("tiny, warm start") >= 2
+    with ResultStore(out / "leaderboard.sqlite") as store:  # the Connect Four arena
+        arenas = store.arena_results(suite="connect4")
+    assert [r.agent for r in arenas[-1].ratings] == ["legal", "random"]
+    assert "(head to head)" in page
     assert (out / "grpo" / "learning_curve.png").stat().st_size > 10_000
     assert Path(out / "grpo" / "final" / "config.json").exists()
     assert "Done in" in result.stdout

@@ -73,6 +73,15 @@ def test_the_interval_is_reproducible_and_narrows_with_more_games():
     assert narrow[0].high - narrow[0].low < wide
 
 
+def test_a_perfect_record_still_has_an_interval():
+    """Resampling 10 wins out of 10 gives 10 wins every time: the interval must come from the
+    fitted odds, or the least certain rating would look exact."""
+    suite = ArenaSuite(name="t", env="rlvr/Connect4-v0", games=10, resamples=300)
+    ratings = {r.agent: r for r in rate(["a", "b"], [PairGames("a", "b", [1.0] * 10)], suite)}
+    assert ratings["a"].high - ratings["a"].low > 50
+    assert ratings["a"].low <= ratings["a"].elo <= ratings["a"].high
+
+
 def test_results_are_stored_and_an_older_store_has_none(result, tmp_path: Path):
     path = tmp_path / "board.sqlite"
     with ResultStore(path) as store:
@@ -122,6 +131,7 @@ def test_rlvr_bench_arena_stores_and_the_leaderboard_shows_it(tmp_path: Path, ca
     [
         (["--agent", "legal"], "at least two agents"),
         (["--agent", "legal", "--agent", "gpt"], "unknown agent 'gpt'"),
+        (["--agent", "legal", "--agent", "oracle"], "legal vs oracle failed: PolicyError"),
     ],
 )
 def test_bad_arena_input_is_one_line(tmp_path: Path, capsys, arguments, message):
