@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,6 +22,12 @@ from types import ModuleType
 import pytest
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+# A shell without job control starts background commands with SIGINT ignored, and an ignored
+# signal stays ignored across exec: the Ctrl-C tests' child processes would never see theirs.
+# Python's own handler here makes every child start with the default again.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def require_service(name: str, available: bool, why: str = "") -> None:

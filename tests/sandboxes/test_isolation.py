@@ -88,7 +88,9 @@ def test_cpu_time_limit_kills_a_busy_program(executor):
     result = run(executor, "while True: pass", limits=Limits(wall_time=20, cpu_time=1))
     assert result.status is ProgramStatus.TIMEOUT
     assert result.signal in (signal.SIGXCPU, signal.SIGKILL)  # RLIMIT_CPU, not the wall clock
-    assert result.duration < 20 and result.cpu_time >= 0.9
+    # RLIMIT_CPU fired (the signal says so), long before the wall clock; the CPU time rusage
+    # reports for it reads up to ~15% low on a loaded machine.
+    assert result.duration < 20 and result.cpu_time >= 0.8
 
 
 def test_memory_bomb_is_killed(executor):
