@@ -53,16 +53,14 @@ class RandomPolicy:
         return " ".join(self.rng.choice(_WORDS, size=length))
 
 
-class OraclePolicy:
-    """Replies with each environment's reference answer: an upper bound, and a check of the env.
-
-    It reads the gold answers, so it is for evaluation sanity checks only.
-    """
+class _EnvReplyPolicy:
+    """A scripted policy that answers each conversation from the env attached for it (runners
+    attach the round's envs, in conversation order, before each `generate`)."""
 
     def __init__(self) -> None:
-        self.envs: list[gym.Env] = []
+        self.envs: list[Any] = []
 
-    def attach(self, envs: Sequence[gym.Env]) -> None:
+    def attach(self, envs: Sequence[Any]) -> None:
         self.envs = list(envs)
 
     def generate(
@@ -73,21 +71,33 @@ class OraclePolicy:
     ) -> list[list[Completion]]:
         if len(conversations) != len(self.envs):
             raise RuntimeError(
-                f"OraclePolicy got {len(conversations)} conversations but is attached to "
-                f"{len(self.envs)} envs; call attach(envs) with the envs in conversation order"
+                f"{type(self).__name__} got {len(conversations)} conversations but is attached "
+                f"to {len(self.envs)} envs; call attach(envs) with the envs in conversation order"
             )
-        oracles = [cast("TextEnv", env.unwrapped) for env in self.envs]
-        for oracle in oracles:
-            if not callable(getattr(oracle, "oracle_reply", None)):
-                raise PolicyError(
-                    f"the oracle agent replays an env's reference reply, and "
-                    f"{type(oracle).__name__} has none (a multi-agent game has no oracle): "
-                    "play it with legal, random or an hf: model"
-                )
-        return [[Completion(oracle.oracle_reply()) for _ in range(n)] for oracle in oracles]
+        return [[Completion(self._reply(env)) for _ in range(n)] for env in self.envs]
+
+    def _reply(self, env: Any) -> str:
+        raise NotImplementedError
 
 
-class LegalMovePolicy:
+class OraclePolicy(_EnvReplyPolicy):
+    """Replies with each environment's reference answer: an upper bound, and a check of the env.
+
+    It reads the gold answers, so it is for evaluation sanity checks only.
+    """
+
+    def _reply(self, env: gym.Env) -> str:
+        oracle = cast("TextEnv", env.unwrapped)
+        if not callable(getattr(oracle, "oracle_reply", None)):
+            raise PolicyError(
+                f"the oracle agent replays an env's reference reply, and "
+                f"{type(oracle).__name__} has none (a multi-agent game has no oracle): "
+                "play it with legal, random or an hf: model"
+            )
+        return oracle.oracle_reply()
+
+
+class LegalMovePolicy(_EnvReplyPolicy):
     """Plays a uniformly random legal move in a multi-agent game whose action space lists its
     moves (a `MoveSpace`, e.g. `rlvr/Connect4-v0`): the fixed scripted opponent of self-play.
 
@@ -97,27 +107,10 @@ class LegalMovePolicy:
     """
 
     def __init__(self, seed: int = 0) -> None:
+        super().__init__()
         self.rng = np.random.default_rng(seed)
-        self.games: list[Any] = []
 
-    def attach(self, envs: Sequence[Any]) -> None:
-        self.games = list(envs)
-
-    def generate(
-        self,
-        conversations: Sequence[Conversation],
-        n: int = 1,
-        sampling: SamplingParams | None = None,
-    ) -> list[list[Completion]]:
-        if len(conversations) != len(self.games):
-            raise RuntimeError(
-                f"LegalMovePolicy got {len(conversations)} conversations but is attached to "
-                f"{len(self.games)} games; it plays multi-agent games with move lists (Connect4), "
-                "attached by rlvr.rollout.game_policy_actor"
-            )
-        return [[Completion(self._move(game)) for _ in range(n)] for game in self.games]
-
-    def _move(self, game: Any) -> str:
+    def _reply(self, game: Any) -> str:
         base = game.unwrapped
         agent = base.agent_selection
         moves = getattr(base.action_space(agent), "moves", None)
