@@ -107,6 +107,7 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
         prompts_per_step=args.prompts,
         group_size=args.group_size,
         max_new_tokens=8,
+        temperature=args.temperature,
         eval_every=0,
         eval_episodes=2,  # the trainer's own check is skipped below; ours is `match`
         seed=seed,
@@ -122,7 +123,8 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
         metrics = trainer.train_step()
         print(
             f"  seed {seed} step {trainer.step}: {metrics.get('rollout/turns', math.nan):.1f} "
-            f"moves per seat ({metrics['time/step_seconds']:.1f} s)",
+            f"moves per seat, win rate {metrics.get('rollout/success_rate', math.nan):.2f} "
+            f"({metrics['time/step_seconds']:.1f} s)",
             flush=True,
         )
     return trainer.policy.save(out / "final")
@@ -139,6 +141,7 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=5e-3)
     parser.add_argument("--warm-steps", type=int, default=60)
     parser.add_argument("--opponent", default="self", help="SelfPlayConfig.opponent")
+    parser.add_argument("--temperature", type=float, default=1.0, help="of the training rollouts")
     args = parser.parse_args()
 
     import torch
