@@ -4,19 +4,26 @@
    whose merges cross spaces, so a board row is a token or two; a short supervised warm start on
    moves of random legal games, which teaches the move format and legal moves, not how to win).
    Built once and reused.
-2. For each seed, GRPO self-play from that model (`rlvr.agents.train` with
-   `self_play=SelfPlayConfig()`: the policy takes both seats, each seat trained on its own tokens
-   only) for `--steps` steps, one torch thread.
+2. For each seed, `--steps` steps of RL from that model (`rlvr.agents.train` with
+   `self_play=SelfPlayConfig(opponent=--opponent)`, one torch thread): `--opponent self` is
+   self-play (the policy takes both seats, each seat trained on its own tokens only), `legal`
+   trains it against the random legal mover, seats alternating. `--algo grpo` gives every move
+   of a game the game's return (relative to its group); `--algo ppo` gives each move its own
+   credit (GAE over the env's per-turn rewards: an illegal move's -1 lands on that move).
 3. Every model is measured over `--games` games, seats alternating: greedily against a fixed
    scripted opponent (`legal`, a uniformly random legal mover, the same draws for every model)
    and, for the trained ones, against the starting model (its own earlier checkpoint; both
    sampling at temperature 1, since two greedy models would replay the same two games; a draw
-   scores 1/2).
+   scores 1/2). As a yardstick, the seven scripted agents that always play the same column
+   ("stackers") are measured against `legal` too: a greedy model that ignores the board plays
+   exactly like one of them.
 
-Prints, per seed and over seeds, the win rates with 95% Wilson intervals (per seed; the games
-are the unit) and a t interval over the seeds' means; `results.json` keeps the figures.
+Prints, per seed and over seeds, the win rates with 95% Wilson intervals (per seed, and over
+the seeds' games pooled; the games are the unit) and a t interval over the seeds' means;
+`results.json` keeps the figures.
 
-    nice -n 10 .venv/bin/python benchmarks/selfplay.py [--seeds 3] [--steps 20] [--lr 5e-3]
+    nice -n 15 .venv/bin/python benchmarks/selfplay.py --seeds 3 --steps 200 --prompts 2 \
+        --group-size 8 --algo ppo --lr 2e-3 --opponent legal
 """
 
 from __future__ import annotations
@@ -95,6 +102,7 @@ def match(first: Any, second: Any, games: int, temperature: float = 0.0) -> dict
 
 def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> Path:
     from rlvr.agents.learners.grpo import GRPOConfig
+    from rlvr.agents.learners.ppo import PPOConfig
     from rlvr.agents.rollouts import EnvSpec
     from rlvr.agents.selfplay import SelfPlayConfig
     from rlvr.agents.train import TrainConfig, prepare
@@ -107,6 +115,7 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
         prompts_per_step=args.prompts,
         group_size=args.group_size,
         max_new_tokens=8,
+        temperature=args.temperature,
         eval_every=0,
         eval_episodes=2,  # the trainer's own check is skipped below; ours is `match`
         seed=seed,
@@ -114,7 +123,9 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
         tensorboard=False,
         progress=False,
         self_play=SelfPlayConfig(opponent=args.opponent),
+        algo=args.algo,
         grpo=GRPOConfig(lr=args.lr),
+        ppo=PPOConfig(lr=args.lr),
     )
     trainer = prepare(config)
     trainer.evaluations = [{"step": 0}]  # measured once for every seed, by `match`
@@ -122,7 +133,8 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
         metrics = trainer.train_step()
         print(
             f"  seed {seed} step {trainer.step}: {metrics.get('rollout/turns', math.nan):.1f} "
-            f"moves per seat ({metrics['time/step_seconds']:.1f} s)",
+            f"moves per seat, win rate {metrics.get('rollout/success_rate', math.nan):.2f} "
+            f"({metrics['time/step_seconds']:.1f} s)",
             flush=True,
         )
     return trainer.policy.save(out / "final")
@@ -139,12 +151,14 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=5e-3)
     parser.add_argument("--warm-steps", type=int, default=60)
     parser.add_argument("--opponent", default="self", help="SelfPlayConfig.opponent")
+    parser.add_argument("--algo", default="grpo", choices=("grpo", "ppo"))
+    parser.add_argument("--temperature", type=float, default=1.0, help="of the training rollouts")
     args = parser.parse_args()
 
     import torch
 
     from rlvr.agents.hf import HFPolicy
-    from rlvr.agents.scripted import LegalMovePolicy
+    from rlvr.agents.scripted import FixedPolicy, LegalMovePolicy
 
     torch.set_num_threads(1)
     out = Path(args.out)
@@ -153,6 +167,11 @@ def main() -> None:
     if not (model / "rlvr_tiny.json").is_file():
         print(f"building the tiny Connect4 model in {model}", flush=True)
         build(model, args.warm_steps)
+    # the bar a greedy model that ignores the board meets: always the same column
+    stackers = {
+        column: match(FixedPolicy(f"<move>{column}</move>"), LegalMovePolicy(7), args.games)
+        for column in range(1, 8)
+    }
     start_policy = HFPolicy(model)
     before = match(start_policy, LegalMovePolicy(7), args.games)
     print(f"start model vs legal: win rate {before['win_rate']:.3f}", flush=True)
@@ -174,9 +193,14 @@ def main() -> None:
         + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()),
         "settings": vars(args),
         "start_vs_legal": before,
+        "column_stackers_vs_legal": stackers,
         "runs": runs,
         "after_vs_legal_mean": _mean([r["vs_legal"]["win_rate"] for r in runs]),
         "after_vs_legal_t95": t_interval([r["vs_legal"]["win_rate"] for r in runs]),
+        # every seed's games together: a Wilson interval over seeds x games
+        "after_vs_legal_pooled": wilson(
+            sum(r["vs_legal"]["wins"] for r in runs), sum(r["vs_legal"]["games"] for r in runs)
+        ),
         "vs_start_score_mean": _mean([r["vs_start"]["score"] for r in runs]),
         "vs_start_score_t95": t_interval([r["vs_start"]["score"] for r in runs]),
         "wall_seconds": time.perf_counter() - started,
@@ -190,6 +214,9 @@ def _mean(values: list[float]) -> float:
 
 
 def report(results: dict[str, Any]) -> None:
+    print("always column N vs legal mover (win rate, illegal-move losses):")
+    for column, stacker in results["column_stackers_vs_legal"].items():
+        print(f"  {column}: {stacker['win_rate']:.3f} ({stacker['illegal']} illegal)")
     before = results["start_vs_legal"]
     low, high = before["win_interval"]
     print(f"\nstart model vs legal mover: {before['win_rate']:.3f} [{low:.3f}, {high:.3f}]")
@@ -205,6 +232,8 @@ def report(results: dict[str, Any]) -> None:
     print(f"mean  {results['after_vs_legal_mean']:.3f} [{low:.3f}, {high:.3f}] (t, seeds)", end="")
     low, high = results["vs_start_score_t95"]
     print(f"      {results['vs_start_score_mean']:.3f} [{low:.3f}, {high:.3f}]")
+    low, high = results["after_vs_legal_pooled"]
+    print(f"pooled games of all seeds vs legal: [{low:.3f}, {high:.3f}] (Wilson)")
     print(f"wall {results['wall_seconds']:.0f} s")
 
 
