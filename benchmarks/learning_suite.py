@@ -72,6 +72,8 @@ class Task:
     max_turns: int | None = None
     generalisation: Mapping[str, Any] | None = None
     """Held-out kwargs of a harder level, measured before and after only."""
+    budget: float = 30.0
+    """Training CPU seconds per run (`--budget` overrides it for every task)."""
     warm: Mapping[str, Any] = field(default_factory=dict)
     """How the model is built: {"kind": "tiny", "target": ...}, {"kind": "tool", ...}, or
     {"kind": "same", "as": other task}."""
@@ -797,7 +799,7 @@ def spawn(args: argparse.Namespace, worker: str, task: str, seed: int = 0) -> bo
         "--out",
         args.out,
         "--budget",
-        str(args.budget),
+        str(args.budget if args.budget is not None else TASKS[task].budget),
         "--eval-every",
         str(args.eval_every),
     ]
@@ -813,7 +815,9 @@ def main() -> None:
     parser.add_argument("--learners", default="grpo,ppo,trl")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--budget", type=float, default=30.0, help="training CPU seconds per run")
+    parser.add_argument(
+        "--budget", type=float, help="training CPU seconds per run (default: each task's own)"
+    )
     parser.add_argument("--eval-every", type=float, default=15.0, help="training CPU seconds")
     parser.add_argument("--out", default="runs/bench/suite")
     parser.add_argument("--report-only", action="store_true", help="redo the table and plot")
