@@ -212,6 +212,14 @@ class _TokenActor:
         return replies
 
 
+def check_collector_args(group_size: int, envs: Sequence[EnvSpec], what: str) -> None:
+    """The checks every collector makes of its arguments; `what` names the env kind expected."""
+    if group_size < 1:
+        raise ValueError(f"group_size must be >= 1, got {group_size}")
+    if not envs:
+        raise ValueError(f"give at least one {what}")
+
+
 class RolloutCollector:
     """Plays groups of episodes with a `TrainablePolicy` (an `HFPolicy`, or your own)."""
 
@@ -224,10 +232,7 @@ class RolloutCollector:
         sampling: SamplingParams,
         max_turns: int | None = None,
     ) -> None:
-        if group_size < 1:
-            raise ValueError(f"group_size must be >= 1, got {group_size}")
-        if not envs:
-            raise ValueError("give at least one EnvSpec")
+        check_collector_args(group_size, envs, "EnvSpec")
         self.policy = policy
         self.specs = list(envs)
         self.group_size = group_size

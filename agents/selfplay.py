@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rlvr.agents.policy import Policy, SamplingParams, TrainablePolicy
-from rlvr.agents.rollouts import EnvSpec, Episode, _TokenActor
+from rlvr.agents.rollouts import EnvSpec, Episode, _TokenActor, check_collector_args
 from rlvr.rollout import Act, Start, game_policy_actor, play_games, seat_positions, seat_router
 
 SELF = "self"
@@ -90,10 +90,7 @@ class GameCollector:
     ) -> None:
         from rlvr.envs.multiagent import make
 
-        if group_size < 1:
-            raise ValueError(f"group_size must be >= 1, got {group_size}")
-        if not envs:
-            raise ValueError("give at least one EnvSpec of a multi-agent env")
+        check_collector_args(group_size, envs, "EnvSpec of a multi-agent env")
         if isinstance(policy, Mapping) and opponent is not None:
             raise ValueError("give a policy per seat or an opponent, not both")
         self.policy = policy
