@@ -56,9 +56,11 @@ from rlvr.agents.selfplay import (
     is_multiagent,
 )
 from rlvr.config import ConfigError, cli, differences, dump, write_config
-from rlvr.rollout import EvalReport, MatchReport, evaluate, play_match
+from rlvr.rollout import EvalReport, MatchReport, distinct_tasks, evaluate, play_match
 
 Algo = Literal["grpo", "ppo"]
+EVAL_SEED = 1_000_003
+"""First reset seed of the held-out episodes (far from the training seeds)."""
 ALGOS: tuple[str, ...] = get_args(Algo)
 MAY_CHANGE_ON_RESUME = (
     "output_dir",
@@ -119,7 +121,8 @@ class TrainConfig:
     eval_every: int = 10
     """Evaluate on the held-out split every this many steps (0: only before and after)."""
     eval_episodes: int = 100
-    """Held-out episodes per env per evaluation (greedy decoding)."""
+    """Held-out episodes per env per evaluation (greedy decoding), each a distinct task (fewer
+    when the held-out split holds fewer)."""
     save_every: int = 0
     """Write a checkpoint every this many steps (0: only at the end)."""
     time_budget: float | None = None
@@ -339,6 +342,7 @@ class Trainer:
         self.step = 0
         self.train_seconds = 0.0
         self.evaluations: list[dict[str, float]] = []
+        self._eval_seeds: dict[int, list[int]] = {}  # per env: its held-out episodes' seeds
         self.out = Path(config.output_dir)
         self.out.mkdir(parents=True, exist_ok=True)
         self.metrics = MetricsLog(
@@ -518,36 +522,46 @@ class Trainer:
         return self.rollouts.next()
 
     def evaluate(self) -> dict[str, float]:
-        """Greedy success rate on each env's held-out split (and their weighted mean)."""
+        """Greedy success rate on each env's held-out split, with its standard error (binomial,
+        over the distinct tasks asked), and their weighted mean."""
         sampling = dataclasses.replace(self.sampling, temperature=0.0)
         row: dict[str, float] = {}
-        total = 0.0
-        for spec, weight in zip(self.config.envs, self.env_weights):
-            report = self._held_out(spec, sampling)
+        total = variance = 0.0
+        for index, (spec, weight) in enumerate(zip(self.config.envs, self.env_weights)):
+            report = self._held_out(index, spec, sampling)
             if isinstance(report, MatchReport):  # a game: the win rate against a fixed opponent
                 success, reward, played = report.win_rate, report.mean_return, len(report.games)
+                judged = played
             else:
                 success, reward = report.success_rate, report.mean_reward
-                played = len(report.episodes)
+                played, judged = len(report.episodes), len(report.judged)
+            error = math.sqrt(success * (1 - success) / judged) if judged else math.nan
             row[f"eval/{spec.id}/success_rate"] = success
+            row[f"eval/{spec.id}/success_rate_se"] = error
+            row[f"eval/{spec.id}/episodes"] = float(played)
             row[f"eval/{spec.id}/mean_reward"] = reward
             row[f"eval/{spec.id}/infra_error_rate"] = report.infra_errors / played
             total += weight * success
+            variance += (weight * error) ** 2
         row["eval/success_rate"] = total
+        row["eval/success_rate_se"] = math.sqrt(variance)
         row["time/train_seconds"] = self.train_seconds
         self.evaluations.append({"step": self.step, **row})
         self.metrics.log(self.step, row)
         return row
 
-    def _held_out(self, spec: EnvSpec, sampling: SamplingParams) -> EvalReport | MatchReport:
+    def _held_out(
+        self, index: int, spec: EnvSpec, sampling: SamplingParams
+    ) -> EvalReport | MatchReport:
         config = self.config
         if config.self_play is None:
+            seeds = self._heldout_seeds(index, spec)
             return evaluate(
                 spec.id,
                 self.policy,
-                episodes=config.eval_episodes,
-                seed=1_000_003,
-                batch_size=config.eval_episodes,
+                episodes=len(seeds),
+                seeds=seeds,
+                batch_size=len(seeds),
                 sampling=sampling,
                 env_kwargs=spec.eval_kwargs,
                 env_host=self.env_workers.host if self.env_workers is not None else None,
@@ -557,12 +571,22 @@ class Trainer:
             self.policy,
             make_policy(config.self_play.eval_opponent),  # fresh: every evaluation the same
             games=config.eval_episodes,
-            seed=1_000_003,
+            seed=EVAL_SEED,
             sampling=sampling,
             env_kwargs=game_eval_kwargs(spec),
             batch_size=config.eval_episodes,
             max_turns=config.max_turns,
         )
+
+    def _heldout_seeds(self, index: int, spec: EnvSpec) -> list[int]:
+        """Reset seeds of env `index`'s held-out episodes, each posing a task none of the others
+        does (a small test split re-asks problems when drawn by seed), found at the first
+        evaluation; every evaluation asks the same ones."""
+        if index not in self._eval_seeds:
+            self._eval_seeds[index] = distinct_tasks(
+                spec.id, self.config.eval_episodes, env_kwargs=spec.eval_kwargs, seed=EVAL_SEED
+            )
+        return self._eval_seeds[index]
 
     # --- the run ----------------------------------------------------------------------------------
 

@@ -11,8 +11,10 @@ Tasks (each with a tiny Qwen2 built offline and warm-started below its ceiling):
   calls; RL must make it call the calculator. Tool-call rate and accuracy before and after.
 - `selfcorrect`: rlvr/MathSelfCorrect-v0 over the math task's families (two attempts, binary
   feedback, SCoRe-style shaped reward: `reward="shaped"`, `bonus=0.5`), from the math task's
-  warm start. Accuracy after the second attempt, and the SCoRe measure: second-attempt accuracy
-  minus first-attempt accuracy, before and after.
+  warm start, 90 training CPU seconds; our GRPO credits each attempt with its own
+  reward-to-go (`turn_credit`). Accuracy after the second attempt, and the SCoRe measure:
+  second-attempt accuracy minus first-attempt accuracy, before and after, with how often the
+  second answer repeats the first.
 - `sql`: rlvr/SQL-v0 level 1 (filters on one table; schema without example rows).
 
 Each run (task x learner x seed) is its own process with one torch thread, trains for the same
@@ -74,9 +76,14 @@ class Task:
     """Held-out kwargs of a harder level, measured before and after only."""
     budget: float = 30.0
     """Training CPU seconds per run (`--budget` overrides it for every task)."""
+    eval_every: float = 15.0
+    """Training CPU seconds between held-out evaluations (`--eval-every` overrides it)."""
     warm: Mapping[str, Any] = field(default_factory=dict)
     """How the model is built: {"kind": "tiny", "target": ...}, {"kind": "tool", ...}, or
     {"kind": "same", "as": other task}."""
+    grpo: Mapping[str, Any] = field(default_factory=dict)
+    """GRPOConfig fields of our GRPO learners on this task (e.g. per-turn credit on a
+    multi-turn task)."""
 
 
 TASKS: dict[str, Task] = {
@@ -133,7 +140,10 @@ TASKS: dict[str, Task] = {
         max_turns=2,
         eval_episodes=1000,
         threshold=0.05,
+        budget=90.0,
+        eval_every=45.0,
         warm={"kind": "same", "as": "math"},
+        grpo={"turn_credit": True},
     ),
     "sql": Task(
         title="SQL-v0 level 1 (SQLite)",
@@ -153,7 +163,6 @@ TASKS: dict[str, Task] = {
         },
     ),
 }
-
 
 # --- the learners --------------------------------------------------------------------------------
 
@@ -253,9 +262,7 @@ def measure(
     if task.env_id == "rlvr/ToolMath-v0":
         figures |= _rate("tool_call_rate", [_called_a_tool(record) for record in judged])
     if task.env_id == "rlvr/MathSelfCorrect-v0":
-        first = [record.rewards[0] >= 1.0 - 1e-9 for record in judged]
-        figures |= _rate("first_attempt", first)
-        figures["delta"] = figures["accuracy"] - figures["first_attempt"]
+        figures |= self_correction(judged, correct)
     if generalisation and task.generalisation is not None:
         harder = run(task.generalisation, heldout["level_up"])
         figures |= _rate("level_up", [_solved(record) for record in harder.judged])
@@ -264,39 +271,60 @@ def measure(
 
 
 def heldout_tasks(out: Path, name: str) -> dict[str, list[int]]:
-    """The held-out task indexes of a task (and of its level up), found once and kept in
+    """The held-out task indexes of a task (and of its level up): the first `eval_episodes`
+    distinct tasks of the split (`rlvr.rollout.distinct_tasks`), found once and kept in
     out/baseline/<task>-tasks.json."""
     path = out / "baseline" / f"{name}-tasks.json"
     if not path.exists():
+        from rlvr.rollout import distinct_tasks
+
         task = TASKS[name]
-        found = {"heldout": distinct_tasks(task.env_id, task.heldout, task.eval_episodes)}
+
+        def first(kwargs: Mapping[str, Any]) -> list[int]:
+            return distinct_tasks(task.env_id, task.eval_episodes, env_kwargs=kwargs, pin=True)
+
+        found = {"heldout": first(task.heldout)}
         if task.generalisation is not None:
-            found["level_up"] = distinct_tasks(task.env_id, task.generalisation, task.eval_episodes)
+            found["level_up"] = first(task.generalisation)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(found) + "\n")
     return json.loads(path.read_text())
 
 
-def distinct_tasks(env_id: str, kwargs: Mapping[str, Any], count: int) -> list[int]:
-    """Indexes of up to `count` held-out tasks with distinct prompts (the first ones of the
-    split). Episodes drawn by seed repeat problems: rlvr/Math-v0's level-1 quadratic split
-    holds about ten, so 1000 episodes would re-ask each about 90 times and their binomial
-    standard error would understate the noise."""
-    import gymnasium as gym
+def self_correction(records: Sequence[Any], solved: Sequence[bool]) -> dict[str, float]:
+    """SCoRe's figures of self-correction episodes (`solved`: whether each ends correct):
+    first-attempt accuracy, `delta` = accuracy after the last attempt minus after the first
+    (with the standard error of the paired difference), and among episodes given a second
+    attempt, how often its answer repeats the first's (`repeat_rate`) or fixes it (`fix_rate`).
+    """
+    first = [_first_attempt_right(record) for record in records]
+    differences = [int(end) - int(start) for end, start in zip(solved, first)]
+    n = len(differences)
+    delta = sum(differences) / n if n else math.nan
+    spread = sum((d - delta) ** 2 for d in differences) / (n - 1) if n > 1 else math.nan
+    answers = [_answers(record) for record in records]
+    retried = [(tried, end) for tried, end in zip(answers, solved) if len(tried) > 1]
+    return {
+        **_rate("first_attempt", first),
+        "delta": delta,
+        "delta_se": math.sqrt(spread / n) if n > 1 else math.nan,
+        **_rate("repeat_rate", [tried[1] == tried[0] for tried, _ in retried]),
+        **_rate("fix_rate", [end for _, end in retried]),
+    }
 
-    env = gym.make(env_id, **dict(kwargs))
-    seen: set[str] = set()
-    indexes: list[int] = []
-    for index in range(50 * count):
-        _, info = env.reset(seed=0, options={"task_index": index})
-        prompt = json.dumps(info["messages"])
-        if prompt not in seen:
-            seen.add(prompt)
-            indexes.append(index)
-            if len(indexes) == count:
-                break
-    env.close()
-    return indexes
+
+def _first_attempt_right(record: Any) -> bool:
+    """Whether the first attempt was judged right: with binary feedback a right first attempt
+    ends the episode paid 1, in either reward mode, and a wrong one is paid less."""
+    return record.rewards[0] >= 1.0 - 1e-9
+
+
+def _answers(record: Any) -> list[str]:
+    """The final answer of each attempt: its last \\boxed{} content, else the reply stripped."""
+    from rlvr.verifiers.math.extract import find_boxed
+
+    replies = [m["content"] for m in record.messages if m.get("role") == "assistant"]
+    return [(find_boxed(reply) or [reply])[-1].strip() for reply in replies]
 
 
 def _solved(record: Any) -> bool:
@@ -675,9 +703,14 @@ class Budget:
 
 
 def run_ours(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any]:
+    import dataclasses
+
     from rlvr.agents.rollouts import EnvSpec
     from rlvr.agents.train import TrainConfig, Trainer
 
+    settings = learner_settings(args.worker)
+    if settings["algo"] == "grpo":
+        settings["grpo"] = dataclasses.replace(settings["grpo"], **task.grpo)
     config = TrainConfig(
         envs=[EnvSpec(task.env_id, kwargs=dict(task.kwargs), heldout_kwargs=dict(task.heldout))],
         model=str(model_folder(Path(args.out), args.task)),
@@ -690,7 +723,7 @@ def run_ours(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, An
         tensorboard=False,
         plot=False,
         progress=False,
-        **learner_settings(args.worker),
+        **settings,
     )
     trainer = Trainer(config)
     trainer.metrics.truncate_after(-1)
@@ -801,7 +834,7 @@ def spawn(args: argparse.Namespace, worker: str, task: str, seed: int = 0) -> bo
         "--budget",
         str(args.budget if args.budget is not None else TASKS[task].budget),
         "--eval-every",
-        str(args.eval_every),
+        str(args.eval_every if args.eval_every is not None else TASKS[task].eval_every),
     ]
     env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
     return subprocess.run(command, env=env).returncode == 0
@@ -818,7 +851,9 @@ def main() -> None:
     parser.add_argument(
         "--budget", type=float, help="training CPU seconds per run (default: each task's own)"
     )
-    parser.add_argument("--eval-every", type=float, default=15.0, help="training CPU seconds")
+    parser.add_argument(
+        "--eval-every", type=float, help="training CPU seconds (default: each task's own)"
+    )
     parser.add_argument("--out", default="runs/bench/suite")
     parser.add_argument("--report-only", action="store_true", help="redo the table and plot")
     parser.add_argument("--prepare-only", action="store_true", help="build models, baselines")

@@ -21,6 +21,8 @@ EXTRAS = {
     "selfcorrect": ("delta", "acc@t2 - acc@t1"),
     "math": ("level_up", "level 3 accuracy"),
 }
+# a second figure of a task, shown before -> after (median) beside the first
+SECOND = {"selfcorrect": ("repeat_rate", "second answer repeats the first")}
 
 
 def load_runs(out: Path, task: str, learner: str, seeds: Sequence[int]) -> list[dict[str, Any]]:
@@ -75,6 +77,10 @@ def summarise(task: str, threshold: float, runs: list[dict[str, Any]]) -> dict[s
         afters = [r["after"].get(key, math.nan) for r in runs]
         row["extra_after"] = statistics.median(afters)
         row["extra_low"], row["extra_high"] = t_interval(afters)
+    if task in SECOND:
+        key = SECOND[task][0]
+        row["second_before"] = runs[0]["before"].get(key)
+        row["second_after"] = statistics.median(r["after"].get(key, math.nan) for r in runs)
     if task == "selfcorrect":
         row["first_attempt_after"] = statistics.median(r["after"]["first_attempt"] for r in runs)
     return row
@@ -104,6 +110,11 @@ def markdown(summary: dict[str, dict[str, dict[str, Any]]], titles: dict[str, st
                     f"{EXTRAS[task][1]}: {_fmt(row['extra_before'])} -> "
                     f"{_fmt(row['extra_after'])} [{_fmt(row['extra_low'])}, "
                     f"{_fmt(row['extra_high'])}]"
+                )
+            if "second_before" in row:
+                extra += (
+                    f"; {SECOND[task][1]}: {_fmt(row['second_before'])} -> "
+                    f"{_fmt(row['second_after'])}"
                 )
             reach = _fmt(row["time_to_threshold"], 0)
             reach = f"{reach} s ({row['reached']})" if reach != "-" else f"- ({row['reached']})"

@@ -78,6 +78,7 @@ MAX_ECHO_CHARS = 300
 MAX_DETAILS_CHARS = 2000
 
 RETRY_INSTRUCTION = "Try again ({remaining} attempt{s} left)."
+RESTATE_HEADER = "The problem again:"
 NEUTRAL_RETRY = (
     "Check your previous answer carefully. If you find a mistake, correct it; if not, keep it. "
     "Give your answer again in the same format ({remaining} attempt{s} left)."
@@ -90,7 +91,8 @@ class SelfCorrect(Interaction):
     `feedback`: "binary" (only that an attempt is wrong), "details" (the judge's feedback and
     the answer as read, withheld when it mentions the gold) or "none" (a neutral request to
     review; every episode runs all attempts). `reward`: "final" (the last attempt's score) or
-    "shaped" (SCoRe-style, weighted by `bonus`). See `SelfCorrectEnv` for the full card.
+    "shaped" (SCoRe-style, weighted by `bonus`). `restate`: the feedback ends with the task's
+    prompt again. See `SelfCorrectEnv` for the full card.
     """
 
     def __init__(
@@ -99,6 +101,7 @@ class SelfCorrect(Interaction):
         feedback: str = "binary",
         reward: str = "final",
         bonus: float = 0.5,
+        restate: bool = False,
     ) -> None:
         self.max_attempts = checks.integer(max_attempts, name="max_attempts")
         self.feedback_mode = checks.choice(feedback, FEEDBACK_MODES, name="feedback")
@@ -110,6 +113,7 @@ class SelfCorrect(Interaction):
             high=1.0,
             why=" (above 1 the first attempt's reward would be negative)",
         )
+        self.restate = checks.flag(restate, "restate")
         self.scores: list[float] = []
         self.step_rewards: list[float] = []
 
@@ -132,8 +136,10 @@ class SelfCorrect(Interaction):
         if terminated:
             text = "Correct." if correct else "Incorrect. No attempts left."
         else:
-            assert env.task is not None  # an attempt was just judged
+            assert env.task is not None and env.judge is not None  # an attempt was just judged
             text = self._retry_feedback(attempt, score, env.task)
+            if self.restate:  # the task last, nearest the next attempt
+                text += f"\n\n{RESTATE_HEADER}\n{env.judge.prompt(env.task)}"
         return self._outcome(attempt, reward, text, terminated=terminated)
 
     def _outcome(self, attempt: Outcome, reward: float, text: str, *, terminated: bool) -> Outcome:

@@ -15,7 +15,7 @@ from rlvr.envs.interactions import (
     SelfCorrect,
     mentions_gold,
 )
-from rlvr.envs.options import declare, mapping, of_type, one_of, optional, real, whole
+from rlvr.envs.options import declare, flag, mapping, of_type, one_of, optional, real, whole
 from rlvr.envs.tasks import SPLITS
 from rlvr.envs.verifiable import as_verifiable_env, base_of
 
@@ -41,6 +41,9 @@ class SelfCorrectEnv(TextEnv):
       gold answer are withheld;
     - `"none"`: nothing about correctness; the agent is asked to review its answer and give it
       again (intrinsic self-correction, as in SCoRe). Every episode then runs `max_attempts`.
+    With `restate=True` the feedback ends with the task's prompt again, nearest the next attempt
+    (a small model loses a task asked several messages back: rlvr/Math-v0's tiny warm start
+    answers a second attempt with a guess unrelated to the problem).
 
     ## Rewards
     `s_t` is attempt t's reward in the wrapped env (its verifier score, in [0, 1]).
@@ -71,10 +74,10 @@ class SelfCorrectEnv(TextEnv):
     ...), `env_kwargs` (for `gym.make` when `env` is an id), `split` (given to that env, e.g.
     "test" for held-out evaluation; overrides a split in `env_kwargs`), `max_attempts` (default
     3), `feedback` ("binary", "details" or "none"), `reward` ("final" or "shaped"), `bonus` (the
-    shaped reward's weight, default 0.5), `render_mode`.
+    shaped reward's weight, default 0.5), `restate` (default False), `render_mode`.
 
     ## Version History
-    - v0: initial version.
+    - v0: initial version; `restate` added later (off by default: v0's episodes unchanged).
     """
 
     argument_checks = declare(
@@ -85,6 +88,7 @@ class SelfCorrectEnv(TextEnv):
         feedback=one_of(*FEEDBACK_MODES),
         reward=one_of(*REWARD_MODES),
         bonus=real(0.0, 1.0),
+        restate=flag,
     )
 
     def __init__(
@@ -97,9 +101,10 @@ class SelfCorrectEnv(TextEnv):
         feedback: str = "binary",
         reward: str = "final",
         bonus: float = 0.5,
+        restate: bool = False,
         render_mode: str | None = None,
     ) -> None:
-        interaction = SelfCorrect(max_attempts, feedback, reward, bonus)  # checked first
+        interaction = SelfCorrect(max_attempts, feedback, reward, bonus, restate)  # checked first
         self.env = as_verifiable_env(env, env_kwargs, split=split)
         base = base_of(self.env)
         super().__init__(

@@ -36,6 +36,7 @@ import gymnasium as gym
 import numpy as np
 
 from rlvr.agents.policy import Completion, EnvAware, Policy, SamplingParams
+from rlvr.envs.errors import EnvConfigError
 from rlvr.verifiers.types import Task
 
 if TYPE_CHECKING:
@@ -403,18 +404,22 @@ def evaluate(
     env_probe: Callable[[gym.Env], Mapping[str, Any]] | None = None,
     reset_options: ResetOptions | None = None,
     env_host: EnvHost | None = None,
+    seeds: Sequence[int] | None = None,
 ) -> EvalReport:
     """Run `episodes * samples_per_task` episodes of `env_id` with `policy` and report.
 
     `env_probe(env)` is called once on a freshly made env; its result is `report.env_info`.
     `reset_options(episode)` gives the `options` of that episode's reset (e.g. to pin a task).
     `env_host` makes the envs (default: here; `rlvr.distributed.EnvWorkers.host` runs them on
-    Ray workers, with the same records).
+    Ray workers, with the same records). `seeds` replaces the reset seeds `seed + episode`
+    with its own, one per episode (e.g. `distinct_tasks(...)`: no task asked twice).
     """
     if episodes < 1 or samples_per_task < 1 or batch_size < 1:
         raise ValueError("episodes, samples_per_task and batch_size must all be >= 1")
+    if seeds is not None and len(seeds) != episodes:
+        raise ValueError(f"give one seed per episode: {len(seeds)} seeds for {episodes} episodes")
     starts = [
-        Start(episode, sample, seed + episode)
+        Start(episode, sample, seed + episode if seeds is None else seeds[episode])
         for episode in range(episodes)
         for sample in range(samples_per_task)
     ]
@@ -434,6 +439,53 @@ def evaluate(
     finally:
         if bar is not None:
             bar.close()
+
+
+def distinct_tasks(
+    env_id: str,
+    count: int,
+    *,
+    env_kwargs: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    pin: bool = False,
+    scan: int = 50,
+) -> list[int]:
+    """Up to `count` episodes of `env_id` that each pose a task no earlier one posed (told apart
+    by their opening messages), in order: the reset seeds among `seed, seed + 1, ...`, or with
+    `pin` the task indexes `i` of `reset(seed=seed, options={"task_index": i})` (the first
+    distinct tasks of the split). At most `scan * count` resets are tried, so a split with fewer
+    distinct tasks gives them all (with `pin`, so does a source of fewer than that).
+
+    Seeded episodes repeat problems when the split is small (rlvr/Math-v0's level-1 quadratic
+    test split holds about ten): 1000 episodes would ask each about 90 times, and a success
+    rate's binomial standard error would understate the noise. Evaluate on these instead
+    (`evaluate(..., seeds=distinct_tasks(...))`).
+    """
+    if count < 1 or scan < 1:
+        raise ValueError(f"count and scan must be >= 1, got {count} and {scan}")
+    env = gym.make(env_id, **dict(env_kwargs or {}))
+    seen: set[str] = set()
+    found: list[int] = []
+    try:
+        for i in range(scan * count):
+            if pin:
+                try:
+                    _, info = env.reset(seed=seed, options={"task_index": i})
+                except EnvConfigError:
+                    if i == 0:
+                        raise
+                    break  # past the source's last task
+            else:
+                _, info = env.reset(seed=seed + i)
+            opening = json.dumps(info["messages"], sort_keys=True, default=str)
+            if opening not in seen:
+                seen.add(opening)
+                found.append(i if pin else seed + i)
+                if len(found) == count:
+                    break
+    finally:
+        env.close()
+    return found
 
 
 class _ProgressBar:

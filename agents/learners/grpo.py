@@ -2,7 +2,9 @@
 
 For each task, G episodes are sampled (one group); an episode's advantage is its return minus
 the group's mean, divided by the group's std unless `scale_rewards` is off. Every token the
-policy generated in the episode gets that advantage, and the loss is PPO's clipped surrogate
+policy generated in the episode gets that advantage (with `turn_credit`, each turn of a
+multi-turn episode gets its own, from its rewards-to-go: `turn_advantages`), and the loss is
+PPO's clipped surrogate
 
     loss_t = -min(ratio_t * A, clip(ratio_t, 1 - clip_low, 1 + clip_high) * A) + beta * KL_t
 
@@ -83,6 +85,10 @@ class GRPOConfig:
     max_new_tokens (0: off). In a multi-turn episode the longest reply counts."""
     overlong_penalty: float = 1.0
     """Reward taken from a reply that fills max_new_tokens (with `overlong_buffer` > 0)."""
+    turn_credit: bool = False
+    """Multi-turn episodes: credit each reply with the rewards from its turn on (reward-to-go),
+    against the group's episodes that reached that turn (off: every reply of an episode gets
+    the episode's advantage). See `turn_advantages`."""
     tis_cap: float = 2.0
     """Rollouts sampled by older weights (asynchronous training): each generated token's loss is
     weighted by min(pi_old / pi_sampler, tis_cap), pi_sampler its log-probability when sampled
@@ -149,6 +155,35 @@ def group_advantages(
         centred = values - values.mean()
         advantages[members] = centred / (values.std() + eps) if scale else centred
     return advantages
+
+
+def turn_advantages(
+    returns_to_go: Sequence[Sequence[float]], groups: Sequence[int], scale: bool
+) -> list[list[float]]:
+    """GRPO's advantages per turn: turn k of an episode gets its rewards-to-go (the rewards of
+    turns k, k+1, ...) minus their mean over the episodes of its group that played a turn k
+    (divided by their std with `scale`), as `group_advantages` computes. Turn 1 is the episode's
+    return against the whole group, as without per-turn credit. A later turn is judged only
+    against the group's other later turns: after a wrong first attempt, a second attempt that
+    fixes it is credited for the fix, not measured against episodes solved at once."""
+    advantages = [[0.0] * len(turns) for turns in returns_to_go]
+    for k in range(max((len(turns) for turns in returns_to_go), default=0)):
+        rows = [i for i, turns in enumerate(returns_to_go) if len(turns) > k]
+        values = torch.tensor([float(returns_to_go[i][k]) for i in rows])
+        credited = group_advantages(values, torch.tensor([groups[i] for i in rows]), scale)
+        for i, advantage in zip(rows, credited.tolist()):
+            advantages[i][k] = advantage
+    return advantages
+
+
+def rewards_to_go(rewards: Sequence[float], bonus: float = 0.0) -> list[float]:
+    """Each turn's reward-to-go: the sum of its reward and the later ones, plus `bonus` (an
+    episode-level term, such as the overlong penalty, that every turn shares)."""
+    total, out = bonus, []
+    for reward in reversed(rewards):
+        total += reward
+        out.append(total)
+    return out[::-1]
 
 
 def overlong_penalties(
@@ -257,7 +292,12 @@ class GRPOLearner:
         model.eval()  # no dropout: pi, pi_old and pi_ref must be the same function of the weights
         batch = make_batch(kept, self.policy.tokenizer.pad_token_id, self.policy.device)
         shaping = self._overlong_shaping(kept).to(batch.rewards.device)
-        advantages = group_advantages(batch.rewards + shaping, batch.groups, config.scales_rewards)
+        if config.turn_credit:
+            advantages = self._turn_advantages(kept, batch, shaping)
+        else:
+            advantages = group_advantages(
+                batch.rewards + shaping, batch.groups, config.scales_rewards
+            )[:, None].expand_as(batch.loss_mask)
         mask = batch.loss_mask
         if config.mask_truncated:
             mask = mask * (~batch.truncated).float()[:, None]
@@ -280,7 +320,7 @@ class GRPOLearner:
                             truncated_importance_weights(olds[index], sampler[rows], config.tis_cap)
                         )
                 token_loss, clipped = clipped_surrogate(
-                    logprobs, olds[index], advantages[rows, None], config.clip_low, config.clip_high
+                    logprobs, olds[index], advantages[rows], config.clip_low, config.clip_high
                 )
                 if stale:
                     token_loss = token_loss * importance[index]
@@ -308,13 +348,33 @@ class GRPOLearner:
             "losses/kl": totals["kl"] / tokens,
             "charts/clip_fraction": totals["clipped"] / tokens,
             "charts/grad_norm": grad_norm,
-            "charts/advantage_abs": float(advantages.abs().mean()),
+            "charts/advantage_abs": float(masked_mean(advantages.abs(), batch.loss_mask)),
             "charts/sampler_logprob_gap": float(
                 masked_mean((torch.cat(olds) - sampler).abs(), batch.loss_mask)
             ),
             "rollout/zero_std_groups": _zero_std_groups(batch),
             "rollout/overlong_penalty": float(shaping.mean()),
         }
+
+    def _turn_advantages(
+        self, episodes: Sequence[Episode], batch: Batch, shaping: torch.Tensor
+    ) -> torch.Tensor:
+        """Per-turn credit (`turn_credit`) laid out per token, (N, T-1): each generated id gets
+        the advantage of the turn whose reply it belongs to."""
+        returns = [
+            rewards_to_go(episode.turn_rewards, float(bonus))
+            for episode, bonus in zip(episodes, shaping.tolist())
+        ]
+        per_turn = turn_advantages(returns, batch.groups.tolist(), self.config.scales_rewards)
+        table = torch.zeros_like(batch.loss_mask)
+        ids = torch.arange(1, table.shape[1] + 1)  # column t is about id t+1
+        for row, (episode, credit) in enumerate(zip(episodes, per_turn)):
+            if not credit:
+                continue
+            ends = torch.tensor(episode.turn_ends)
+            turn = torch.searchsorted(ends, ids).clamp(max=len(credit) - 1)
+            table[row] = torch.tensor(credit, dtype=table.dtype)[turn].to(table.device)
+        return table
 
     def _overlong_shaping(self, episodes: Sequence[Episode]) -> torch.Tensor:
         """Each episode's overlong penalty (its longest reply's), added to its reward."""

@@ -14,6 +14,8 @@
 - `test/Crash-v0`: addition whose env kills its own process on the reply `CRASH` (a bug).
 - `test/HalfBroken-v0`: 40 fixed additions (`register_task_env`, no split) graded by digits,
   whose verifier returns `Verdict.error` on every task with an odd answer (half of them).
+- `test/Few-v0`: 6 fixed additions (no split), every reply right on the 3 with an odd answer
+  (a held-out set smaller than the episodes asked for).
 
 `gpt2_policy()` is a second, unlike architecture: a tiny random GPT-2 (learned positions,
 dropout 0.1, sampled through the model's own forward) with the real GPT-2 BPE vocabulary (from
@@ -143,12 +145,21 @@ def half_broken(reply: str, task) -> Verdict:
     return digits(reply, task)
 
 
+FEW = "test/Few-v0"
+
+
+def odd_answer(reply: str, task) -> bool:
+    return task.answer % 2 == 1
+
+
 def register() -> None:
     for env_id, (entry, kwargs) in ENVS.items():
         if env_id not in gym.registry:
             gym.register(env_id, entry_point=entry, kwargs=kwargs)
     if HALF_BROKEN not in gym.registry:
         register_task_env(HALF_BROKEN, fixed_additions(), half_broken)
+    if FEW not in gym.registry:
+        register_task_env(FEW, fixed_additions()[:6], odd_answer)
 
 
 def tiny_model(folder: Path) -> Path:

@@ -8,7 +8,7 @@ import pytest
 from rlvr.agents import Completion, FixedPolicy, OraclePolicy, RandomPolicy, SamplingParams
 from rlvr.agents.kinds import make_policy
 from rlvr.envs import register_task_env
-from rlvr.rollout import Start, _pass_at_k, evaluate, play_episodes
+from rlvr.rollout import Start, _pass_at_k, distinct_tasks, evaluate, play_episodes
 from tests.envs.toy_envs import CAPITALS, GuessNumberEnv, exact_match
 
 
@@ -51,6 +51,22 @@ def test_same_seed_same_tasks_and_samples_share_a_task(env_ids):
     for episode in range(3):
         ids = {r.task_id for r in grouped.episodes if r.episode == episode}
         assert len(ids) == 1
+
+
+def test_distinct_tasks_ask_each_task_of_a_small_split_once(env_ids):
+    seeded = evaluate(env_ids["single"], FixedPolicy("x"), episodes=20, seed=7)
+    assert len({r.messages[0]["content"] for r in seeded.episodes}) == 5  # asked 4 times each
+    seeds = distinct_tasks(env_ids["single"], 20, seed=7)
+    assert len(seeds) == 5 and seeds[0] == 7 and seeds == sorted(set(seeds))
+    report = evaluate(env_ids["single"], FixedPolicy("x"), episodes=5, seeds=seeds)
+    assert [r.seed for r in report.episodes] == seeds
+    asked = [r.messages[0]["content"] for r in report.episodes]
+    assert sorted(asked) == sorted(task["prompt"] for task in CAPITALS)
+    assert distinct_tasks(env_ids["single"], 3, seed=7) == seeds[:3]
+    # pinned: the first distinct task indexes of the source
+    assert distinct_tasks(env_ids["single"], 20, pin=True) == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="one seed per episode"):
+        evaluate(env_ids["single"], FixedPolicy("x"), episodes=4, seeds=seeds)
 
 
 def test_pass_at_k():

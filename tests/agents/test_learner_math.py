@@ -13,7 +13,9 @@ from rlvr.agents.learners.grpo import (  # noqa: E402
     GRPOConfig,
     clipped_surrogate,
     group_advantages,
+    rewards_to_go,
     token_weights,
+    turn_advantages,
 )
 from rlvr.agents.learners.ppo import PPOConfig, gae, value_loss  # noqa: E402
 from rlvr.agents.rollouts import Episode  # noqa: E402
@@ -30,6 +32,36 @@ def test_group_advantages_normalise_within_each_group():
     assert centred.tolist() == pytest.approx([0.25, -0.75, 0.25, 0.25, 0.0, 0.0, 0.0])
     with_eps = group_advantages(rewards, groups, scale=True, eps=1e-4)
     assert with_eps[0].item() == pytest.approx(0.25 / 0.5001)
+
+
+def test_turn_advantages_judge_each_turn_against_the_groups_turns_of_that_depth():
+    # SelfCorrect, 2 attempts, shaped with bonus 0.5: right at once 1.0; wrong then right
+    # 0 + 0.75; wrong twice 0 + 0. Group 0: right, fixed, wrong twice, wrong twice.
+    returns = [
+        rewards_to_go([1.0]),
+        rewards_to_go([0.0, 0.75]),
+        rewards_to_go([0.0, 0.0]),
+        rewards_to_go([0.0, 0.0]),
+        rewards_to_go([0.0, 0.0]),  # group 1: one episode, no baseline
+    ]
+    assert returns[1] == [0.75, 0.75]
+    advantages = turn_advantages(returns, [0, 0, 0, 0, 1], scale=False)
+    # turn 1: the returns 1, 0.75, 0, 0 against their mean 0.4375 (the episode's advantage)
+    assert [a[0] for a in advantages] == pytest.approx([0.5625, 0.3125, -0.4375, -0.4375, 0.0])
+    # turn 2: the fix 0.75 and the two misses against their own mean 0.25, not against the
+    # episode solved at once
+    assert [a[1] for a in advantages[1:4]] == pytest.approx([0.5, -0.25, -0.25])
+    assert len(advantages[0]) == 1 and advantages[4] == [0.0, 0.0]
+    # one turn each: exactly GRPO's episode advantages
+    single = turn_advantages([[1.0], [0.0], [0.5]], [0, 0, 0], scale=True)
+    episode = group_advantages(torch.tensor([1.0, 0.0, 0.5]), torch.tensor([0, 0, 0]), True)
+    assert [a[0] for a in single] == pytest.approx(episode.tolist())
+
+
+def test_rewards_to_go_add_an_episode_term_to_every_turn():
+    assert rewards_to_go([0.25, 0.5, 1.0]) == [1.75, 1.5, 1.0]
+    assert rewards_to_go([0.0, 1.0], bonus=-0.5) == [0.5, 0.5]
+    assert rewards_to_go([]) == []
 
 
 @pytest.mark.parametrize("value", [0.1, 0.3, 0.7, 1 / 3])

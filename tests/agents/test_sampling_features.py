@@ -1,4 +1,5 @@
-"""Dynamic sampling, the difficulty curriculum and overlong reward shaping: their mechanics."""
+"""Dynamic sampling, the difficulty curriculum, overlong reward shaping and per-turn credit:
+their mechanics."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from rlvr.agents.curriculum import (  # noqa: E402
     renumber,
 )
 from rlvr.agents.hf import HFPolicy  # noqa: E402
+from rlvr.agents.learners.common import make_batch  # noqa: E402
 from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner, overlong_penalties  # noqa: E402
 from rlvr.agents.rollouts import EnvSpec, Episode  # noqa: E402
 from rlvr.agents.train import TrainConfig, Trainer  # noqa: E402
@@ -26,6 +28,33 @@ def _episode(group: int, reward: float, mask=(0, 0, 1, 1), infra: bool = False) 
     ids = list(range(5, 5 + len(mask)))
     logprobs = [-0.5 if flag else 0.0 for flag in mask]
     return Episode(record, "e", group, ids, list(mask), logprobs, [len(mask) - 1], 2)
+
+
+# --- per-turn credit -----------------------------------------------------------------------------
+
+
+def test_turn_credit_gives_each_reply_the_advantage_of_its_own_turn(tiny_path):
+    def episode(rewards, mask, turn_ends):
+        record = EpisodeRecord(0, 0, 0, "t", [], list(rewards), None, False, False)
+        ids = list(range(5, 5 + len(mask)))
+        return Episode(record, "e", 0, ids, list(mask), [-0.5] * len(mask), list(turn_ends), 2)
+
+    two_turns = (0, 0, 1, 1, 0, 1)  # reply 1 is ids 2-3, the env's feedback id 4, reply 2 id 5
+    episodes = [
+        episode([0.0, 0.75], two_turns, [3, 5]),  # wrong, then fixed
+        episode([0.0, 0.0], two_turns, [3, 5]),  # wrong twice
+        episode([1.0], (0, 0, 1), [2]),  # right at once
+    ]
+    config = GRPOConfig(lr=1e-3, turn_credit=True, scale_rewards=False)
+    learner = GRPOLearner(HFPolicy(tiny_path), config, temperature=1.0, completion_budget=8)
+    batch = make_batch(episodes, 0, "cpu")
+    table = learner._turn_advantages(episodes, batch, torch.zeros(3)) * batch.loss_mask
+    # turn 1: returns 0.75, 0, 1 against their mean 7/12; turn 2: 0.75, 0 against 0.375
+    first, second = 0.75 - 7 / 12, 0.375
+    assert table[0].tolist() == pytest.approx([0, first, first, 0, second])
+    assert table[1].tolist() == pytest.approx([0, -7 / 12, -7 / 12, 0, -second])
+    assert table[2].tolist() == pytest.approx([0, 1 - 7 / 12, 0, 0, 0])
+    assert learner.update(episodes)["charts/advantage_abs"] > 0
 
 
 # --- overlong shaping ----------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from rlvr.cli import main  # noqa: E402
 from rlvr.config import read_config  # noqa: E402
 from rlvr.envs import register_task_env  # noqa: E402
 from rlvr.verifiers import Verdict  # noqa: E402
-from tests.agents.support import HALF_BROKEN, digits, fixed_additions  # noqa: E402
+from tests.agents.support import FEW, HALF_BROKEN, digits, fixed_additions  # noqa: E402
 from tests.agents.support import train_config as config  # noqa: E402
 
 TIMING_KEYS = ("time/", "charts/tokens_per_second")
@@ -604,3 +604,19 @@ def test_the_learner_gets_the_runs_rollout_settings_and_its_config_as_given(tiny
     ppo = Trainer(run).learner
     assert ppo.temperature == 0.7 and ppo.config is run.ppo
     assert torch.equal(ppo.generator.get_state(), torch.Generator().manual_seed(5).get_state())
+
+
+def test_held_out_evaluation_asks_each_task_once_and_reports_its_standard_error(
+    tiny_path, tmp_path
+):
+    """Seeded episodes of a 6-task held-out set would ask each task ~3 times out of 20: the
+    evaluation asks the 6 once each, every time, and its standard error counts 6."""
+    trainer = Trainer(
+        config(tiny_path, tmp_path, envs=[EnvSpec(FEW, heldout_kwargs={})], eval_episodes=20)
+    )
+    first, again = trainer.evaluate(), trainer.evaluate()
+    assert first[f"eval/{FEW}/episodes"] == 6
+    assert first[f"eval/{FEW}/success_rate"] == 0.5  # the 3 tasks with an odd answer
+    assert first[f"eval/{FEW}/success_rate_se"] == pytest.approx(math.sqrt(0.25 / 6))
+    assert first["eval/success_rate_se"] == first[f"eval/{FEW}/success_rate_se"]
+    assert again == {**first, "time/train_seconds": again["time/train_seconds"]}

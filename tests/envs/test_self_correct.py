@@ -118,6 +118,22 @@ def test_binary_feedback_says_only_incorrect():
     assert "2 attempts left" in observation
 
 
+@pytest.mark.parametrize("feedback", ["binary", "details", "none"])
+def test_restate_ends_the_feedback_with_the_task_again(feedback):
+    plain, restating = make(feedback=feedback), make(feedback=feedback, restate=True)
+    for env in (plain, restating):
+        env.reset(seed=0, options={"task_index": 2})
+    before, *_ = plain.step("the answer is 5")
+    after, _, terminated, _, info = restating.step("the answer is 5")
+    assert after == f"{before}\n\nThe problem again:\nWhat is 3 + 3?" and not terminated
+    assert info["messages"][-1]["content"] == after
+    # the last attempt's verdict is not followed by the task: no attempt is left
+    env = make(feedback=feedback, max_attempts=1, restate=True)
+    env.reset(seed=0, options={"task_index": 2})
+    last, *_ = env.step("the answer is 5")
+    assert "The problem again" not in last
+
+
 def test_details_feedback_shows_the_verifiers_details_but_never_the_gold():
     env = make(feedback="details", max_attempts=4)
     env.reset(seed=0, options={"task_index": 2})
@@ -193,6 +209,7 @@ def test_wraps_an_env_instance_and_closes_it():
         {"feedback": "verbose"},
         {"reward": "sum"},
         {"bonus": 1.5},
+        {"restate": "yes"},
         {"env_kwargs": {"x": 1}, "env": gym.make(BASE_ID)},
     ],
 )
