@@ -66,6 +66,11 @@ class TinyModelConfig:
     """Longest sequence (prompt and completions) the model handles."""
     corpus_episodes: int = 2000
     """How many env episodes to render as tokenizer training text."""
+    line_merges: bool | None = None
+    """Let the tokenizer's merges cross spaces (`train_tokenizer(lines=True)`: a board row
+    becomes a token or two, so long game views stay short; digits then are not single tokens).
+    None: on for multi-agent games, off otherwise. A small board (tic-tac-toe) learns faster
+    with it off: each cell's number is then a token of its own."""
 
     def __post_init__(self) -> None:
         if self.vocab_size < 300:
@@ -370,7 +375,8 @@ def build_tiny(
         corpus.append(f"{reply}\n{feedback}")
     from rlvr.agents.selfplay import is_multiagent
 
-    tokenizer = train_tokenizer(corpus, model.vocab_size, lines=is_multiagent(env_id))
+    lines = is_multiagent(env_id) if model.line_merges is None else model.line_merges
+    tokenizer = train_tokenizer(corpus, model.vocab_size, lines=lines)
     policy = HFPolicy(build_model(tokenizer, model, seed), tokenizer, seed=seed)
     history: list[dict[str, float]] = []
     if warm is not None:
