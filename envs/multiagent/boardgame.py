@@ -8,8 +8,9 @@ board is and what a move does:
 
 - `RULES` (formatted with `mark`, the player's mark, and `moves`, the number of moves), `NOUN`
   ("column", "cell") and `WIN_TEXT`/`WIN_OUTCOME` (how a win is told and recorded);
-- `_new_board()`, `_legal()` (a bool per move), `_place(move, mark) -> bool` (it wins),
-  `board_text()` and `_illegal(move)` (why a listed move is not legal now).
+- `_new_board()` (draw anything random with `self.np_random`), `_legal()` (a bool per move),
+  `_place(move, mark) -> bool` (it wins), `board_text()`, `_illegal(move)` (why a listed move is
+  not legal now) and, optionally, `_played(move)` (how a move is told: "played column 4").
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class BoardGameEnv(TextAECEnv):
     """The opening rules, formatted with `mark` and `moves`."""
     WIN_TEXT: ClassVar[str]
     """What follows "{mover} played {noun} N, " when the move wins, e.g. "connects four"."""
+    FIRST_TEXT: ClassVar[tuple[str, str]] = ("You move first.", "Your opponent moves first.")
+    """What each player reads under the opening board."""
     WIN_OUTCOME: ClassVar[str]
     """`infos[agent]["outcome"]` of a won game, e.g. "four_in_a_row"."""
 
@@ -71,6 +74,10 @@ class BoardGameEnv(TextAECEnv):
     def board_text(self) -> str:
         raise NotImplementedError
 
+    def _played(self, move: int) -> str:
+        """How move index `move` is told, after the mover's name or "Your opponent"."""
+        return f"played {self.NOUN} {move + 1}"
+
     # --- the turn loop -------------------------------------------------------------------------
 
     def _start(self, options: dict[str, Any]) -> dict[str, str]:
@@ -79,8 +86,8 @@ class BoardGameEnv(TextAECEnv):
         first, second = self.possible_agents
         board = self.board_text()
         return {
-            first: f"{self._rules(0)}\n\n{board}\n\nYou move first.",
-            second: f"{self._rules(1)}\n\n{board}\n\nYour opponent moves first.",
+            first: f"{self._rules(0)}\n\n{board}\n\n{self.FIRST_TEXT[0]}",
+            second: f"{self._rules(1)}\n\n{board}\n\n{self.FIRST_TEXT[1]}",
         }
 
     def _movers(self) -> list[str]:
@@ -94,15 +101,15 @@ class BoardGameEnv(TextAECEnv):
         if problem is not None:
             text = f"{mover} loses: {problem}."
             return _game_over(text, {mover: -1.0, opponent: 1.0}, "illegal_move")
-        played = f"{self.NOUN} {move + 1}"
+        played = self._played(move)
         if self._place(move, MARKS[player]):
-            text = f"{mover} played {played}, {self.WIN_TEXT} and wins."
+            text = f"{mover} {played}, {self.WIN_TEXT} and wins."
             return _game_over(text, {mover: 1.0, opponent: -1.0}, self.WIN_OUTCOME)
         if not self._legal().any():
-            text = f"{mover} played {played}; the board is full: a draw."
+            text = f"{mover} {played}; the board is full: a draw."
             return _game_over(text, {mover: 0.0, opponent: 0.0}, "draw")
         self._to_move = 1 - player
-        told = f"Your opponent played {played}.\n\n{self.board_text()}\n\nYour move."
+        told = f"Your opponent {played}.\n\n{self.board_text()}\n\nYour move."
         return Round(messages={opponent: told})
 
     def _agent_info(self, agent: str) -> dict[str, Any]:
