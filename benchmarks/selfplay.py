@@ -70,26 +70,33 @@ def t_interval(values: list[float]) -> tuple[float, float]:
     return (mean - half, mean + half)
 
 
-def build(env_id: str, folder: Path, warm_steps: int) -> None:
+def build(env_id: str, folder: Path, warm_steps: int, env_kwargs: dict[str, Any]) -> None:
     from rlvr.agents.tiny import TinyModelConfig, WarmStartConfig, build_tiny
 
     model = TinyModelConfig(vocab_size=1024, max_positions=1024, corpus_episodes=1500)
     warm = WarmStartConfig(steps=warm_steps, batch_size=16, lr=3e-3, pool_size=4000)
-    build_tiny(env_id, folder, model=model, warm=warm, seed=0)
+    build_tiny(env_id, folder, env_kwargs=env_kwargs, model=model, warm=warm, seed=0)
 
 
 def match(
-    env_id: str, first: Any, second: Any, games: int, temperature: float = 0.0
+    game: tuple[str, dict[str, Any]],
+    first: Any,
+    second: Any,
+    games: int,
+    temperature: float = 0.0,
 ) -> dict[str, Any]:
+    """`games` games of `first` against `second` in `game` (env id, kwargs), seats alternating."""
     from rlvr.agents.policy import SamplingParams
     from rlvr.rollout import play_match
 
+    env_id, env_kwargs = game
     report = play_match(
         env_id,
         first,
         second,
         games=games,
         seed=EVAL_SEED,
+        env_kwargs=env_kwargs,
         sampling=SamplingParams(temperature=temperature, max_new_tokens=8),
         batch_size=min(games, 100),
     )
@@ -138,7 +145,7 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
     from rlvr.agents.train import TrainConfig, prepare
 
     config = TrainConfig(
-        envs=[EnvSpec(args.env)],
+        envs=[EnvSpec(args.env, kwargs=json.loads(args.env_kwargs))],
         model=str(model),
         output_dir=str(out),
         steps=args.steps,
@@ -173,6 +180,7 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", default=DEFAULT_ENV, help="a two-player game with a move list")
+    parser.add_argument("--env-kwargs", default="{}", help='as JSON, e.g. {"max_stones": 7}')
     parser.add_argument("--out", default=None, help="default runs/bench/selfplay[-GAME]")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=20)
@@ -201,9 +209,10 @@ def main() -> None:
 
     torch.set_num_threads(1)
     env_id = args.env
-    game = make(env_id)
-    moves = game.action_space(game.possible_agents[0]).moves  # a MoveSpace: the game's moves
-    game.close()
+    game = (env_id, json.loads(args.env_kwargs))
+    env = make(env_id, **game[1])
+    moves = env.action_space(env.possible_agents[0]).moves  # a MoveSpace: the game's moves
+    env.close()
     if args.out is None:
         name = env_id.split("/")[-1].rsplit("-v", 1)[0].lower()
         args.out = "runs/bench/selfplay" + ("" if env_id == DEFAULT_ENV else f"-{name}")
@@ -212,18 +221,18 @@ def main() -> None:
     started = time.perf_counter()
     if not (model / "rlvr_tiny.json").is_file():
         print(f"building the tiny {env_id} model in {model}", flush=True)
-        build(env_id, model, args.warm_steps)
+        build(env_id, model, args.warm_steps, game[1])
     # the bar a greedy model that ignores the board meets: always the same move (Connect Four's
     # "stackers"; in tic-tac-toe they lose on their second move)
     stackers = {
-        number: match(env_id, FixedPolicy(move), LegalMovePolicy(7), args.games)
+        number: match(game, FixedPolicy(move), LegalMovePolicy(7), args.games)
         for number, move in enumerate(moves, 1)
     }
     if env_id == "rlvr/Nim-v0":  # what reading the heap is worth
         for rule in ("finish", "perfect"):
-            stackers[rule] = match(env_id, NimRule(rule), LegalMovePolicy(7), args.games)
+            stackers[rule] = match(game, NimRule(rule), LegalMovePolicy(7), args.games)
     start_policy = HFPolicy(model)
-    before = match(env_id, start_policy, LegalMovePolicy(7), args.games)
+    before = match(game, start_policy, LegalMovePolicy(7), args.games)
     print(f"start model vs legal: win rate {before['win_rate']:.3f}", flush=True)
     runs = []
     for seed in range(args.seeds):
@@ -232,9 +241,9 @@ def main() -> None:
         runs.append(
             {
                 "seed": seed,
-                "vs_legal": match(env_id, trained, LegalMovePolicy(7), args.games),
+                "vs_legal": match(game, trained, LegalMovePolicy(7), args.games),
                 # sampled, both sides: two greedy models would replay the same two games
-                "vs_start": match(env_id, trained, start_policy, args.games, temperature=1.0),
+                "vs_start": match(game, trained, start_policy, args.games, temperature=1.0),
             }
         )
         print(json.dumps(runs[-1]), flush=True)
