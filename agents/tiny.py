@@ -122,7 +122,7 @@ class TinyConfig:
     """`gym.make` keyword arguments of the env."""
     heldout_kwargs: Mapping[str, Any] | None = None
     """Keyword arguments of the env the warm start measures held-out accuracy on (None: `kwargs`
-    plus split="test")."""
+    plus split="test"; a multi-agent game has no split: `kwargs`)."""
     seed: int = 0
     """Seed of the tokenizer's corpus, the initial weights and the warm start."""
     model: TinyModelConfig = field(default_factory=TinyModelConfig)
@@ -134,6 +134,10 @@ class TinyConfig:
     def eval_kwargs(self) -> dict[str, Any]:
         if self.heldout_kwargs is not None:
             return dict(self.heldout_kwargs)
+        from rlvr.agents.selfplay import is_multiagent
+
+        if is_multiagent(self.env_id):  # the held-out measure is a match, on the same game
+            return dict(self.kwargs)
         return {**self.kwargs, "split": "test"}
 
 
