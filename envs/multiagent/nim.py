@@ -9,6 +9,7 @@ import numpy as np
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.multiagent.boardgame import BoardGameEnv
 from rlvr.envs.multiagent.parallel import TextParallelEnv
+from rlvr.envs.options import declare, whole
 
 MAX_TAKE = 3
 
@@ -51,7 +52,8 @@ class NimEnv(BoardGameEnv):
     each with `None` to remove it (PettingZoo's convention).
 
     ## Arguments
-    - `min_stones`, `max_stones`: the range of heap sizes (default 10 to 25; 1 <= min <= max).
+    - `min_stones`, `max_stones`: the range of heap sizes (default 10 to 25; whole numbers,
+      1 <= min_stones <= max_stones).
     - `render_mode`: "ansi" or "human" (each agent's view as text).
     - `max_text_length`: longest observation/action in characters (default 65536).
 
@@ -71,6 +73,7 @@ class NimEnv(BoardGameEnv):
     )
     WIN_TEXT = "takes the last stone"
     WIN_OUTCOME = "last_stone"
+    argument_checks = declare(min_stones=whole(1), max_stones=whole(1))
 
     def __init__(
         self,
@@ -80,13 +83,10 @@ class NimEnv(BoardGameEnv):
         render_mode: str | None = None,
         max_text_length: int = 1 << 16,
     ) -> None:
-        if (
-            not (isinstance(min_stones, int) and isinstance(max_stones, int))
-            or not 1 <= min_stones <= max_stones
-        ):
+        if min_stones > max_stones:  # each is checked as a whole number >= 1 already
             raise EnvConfigError(
-                f"need whole numbers 1 <= min_stones <= max_stones, got {min_stones!r}, "
-                f"{max_stones!r} (e.g. min_stones=10, max_stones=25)"
+                f"need min_stones <= max_stones, got {min_stones} > {max_stones} (e.g. "
+                "min_stones=10, max_stones=25)"
             )
         self.min_stones, self.max_stones = min_stones, max_stones
         super().__init__(render_mode=render_mode, max_text_length=max_text_length)

@@ -66,10 +66,16 @@ def test_a_malformed_move_is_the_movers_loss(reply):
 
 
 @pytest.mark.parametrize(
-    ("low", "high"), [(0, 5), (6, 5), (2.5, 5), ("3", 5)]
-)  # fmt: skip
-def test_a_bad_heap_range_is_refused_naming_the_fix(low, high):
-    with pytest.raises(EnvConfigError, match="1 <= min_stones <= max_stones"):
+    ("low", "high", "message"),
+    [
+        (0, 5, "min_stones must be an int >= 1, got 0"),
+        (2.5, 5, "min_stones must be an int >= 1"),
+        (3, "9", "max_stones must be an int >= 1"),
+        (6, 5, "need min_stones <= max_stones, got 6 > 5"),
+    ],
+)
+def test_a_bad_heap_range_is_refused_naming_the_fix(low, high, message):
+    with pytest.raises(EnvConfigError, match=message):
         NimEnv(min_stones=low, max_stones=high)
 
 
