@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -391,9 +392,10 @@ def _load(name: str, tokenizer: Any, dtype: torch.dtype | None) -> tuple[Any, An
     from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast
 
     try:
-        if tokenizer is None and (Path(name) / "rlvr_tiny.json").is_file():
-            # A tiny model's own tokenizer, as trained: AutoTokenizer (transformers 5) would load
-            # a qwen2 model's with Qwen2's pre-tokenizer instead, splitting text differently from
+        if tokenizer is None and _generic_tokenizer(Path(name)):
+            # A tokenizer saved as a plain `tokenizers` one (a tiny model's, and every checkpoint
+            # trained from it), as it was trained: AutoTokenizer (transformers 5) would load a
+            # qwen2 model's with Qwen2's pre-tokenizer instead, splitting text differently from
             # what the model learned (a game tokenizer's merges across spaces would be lost).
             tokenizer = PreTrainedTokenizerFast.from_pretrained(name)
         elif tokenizer is None:
@@ -406,6 +408,22 @@ def _load(name: str, tokenizer: Any, dtype: torch.dtype | None) -> tuple[Any, An
             "and weights (e.g. from `rlvr tiny`), or a hub id reachable from this machine"
         ) from None
     return model, tokenizer
+
+
+GENERIC_TOKENIZER_CLASSES = frozenset({"PreTrainedTokenizerFast", "TokenizersBackend"})
+"""`tokenizer_class` names of a tokenizer saved from a plain `tokenizers` object (transformers 4
+and 5 spell it differently), whose `tokenizer.json` is the whole tokenizer."""
+
+
+def _generic_tokenizer(folder: Path) -> bool:
+    """Whether `folder` holds a tiny model or a tokenizer saved as a plain `tokenizers` one."""
+    if (folder / "rlvr_tiny.json").is_file():
+        return True
+    try:
+        config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and config.get("tokenizer_class") in GENERIC_TOKENIZER_CLASSES
 
 
 @contextlib.contextmanager

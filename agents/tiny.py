@@ -66,6 +66,11 @@ class TinyModelConfig:
     """Longest sequence (prompt and completions) the model handles."""
     corpus_episodes: int = 2000
     """How many env episodes to render as tokenizer training text."""
+    line_merges: bool | None = None
+    """Let the tokenizer's merges cross spaces (`train_tokenizer(lines=True)`: a board row
+    becomes a token or two, so long game views stay short; digits then are not single tokens).
+    None: on for multi-agent games, off otherwise. A small board (tic-tac-toe) learns faster
+    with it off: each cell's number is then a token of its own."""
 
     def __post_init__(self) -> None:
         if self.vocab_size < 300:
@@ -117,7 +122,7 @@ class TinyConfig:
     """`gym.make` keyword arguments of the env."""
     heldout_kwargs: Mapping[str, Any] | None = None
     """Keyword arguments of the env the warm start measures held-out accuracy on (None: `kwargs`
-    plus split="test")."""
+    plus split="test"; a multi-agent game has no split: `kwargs`)."""
     seed: int = 0
     """Seed of the tokenizer's corpus, the initial weights and the warm start."""
     model: TinyModelConfig = field(default_factory=TinyModelConfig)
@@ -129,6 +134,10 @@ class TinyConfig:
     def eval_kwargs(self) -> dict[str, Any]:
         if self.heldout_kwargs is not None:
             return dict(self.heldout_kwargs)
+        from rlvr.agents.selfplay import is_multiagent
+
+        if is_multiagent(self.env_id):  # the held-out measure is a match, on the same game
+            return dict(self.kwargs)
         return {**self.kwargs, "split": "test"}
 
 
@@ -370,7 +379,8 @@ def build_tiny(
         corpus.append(f"{reply}\n{feedback}")
     from rlvr.agents.selfplay import is_multiagent
 
-    tokenizer = train_tokenizer(corpus, model.vocab_size, lines=is_multiagent(env_id))
+    lines = is_multiagent(env_id) if model.line_merges is None else model.line_merges
+    tokenizer = train_tokenizer(corpus, model.vocab_size, lines=lines)
     policy = HFPolicy(build_model(tokenizer, model, seed), tokenizer, seed=seed)
     history: list[dict[str, float]] = []
     if warm is not None:

@@ -1,6 +1,9 @@
-"""Does self-play make the tiny model play Connect Four better? Win rates before and after, on CPU.
+"""Does self-play make the tiny model play a game better? Win rates before and after, on CPU.
 
-1. A tiny Qwen2 model is built offline for rlvr/Connect4-v0 (`rlvr.agents.tiny`: a tokenizer
+`--env` picks the game (a two-player env with a move list: rlvr/Connect4-v0, the default,
+rlvr/TicTacToe-v0, rlvr/Nim-v0); below, Connect Four stands for any of them.
+
+1. A tiny Qwen2 model is built offline for the game (`rlvr.agents.tiny`: a tokenizer
    whose merges cross spaces, so a board row is a token or two; a short supervised warm start on
    moves of random legal games, which teaches the move format and legal moves, not how to win).
    Built once and reused.
@@ -14,9 +17,10 @@
    scripted opponent (`legal`, a uniformly random legal mover, the same draws for every model)
    and, for the trained ones, against the starting model (its own earlier checkpoint; both
    sampling at temperature 1, since two greedy models would replay the same two games; a draw
-   scores 1/2). As a yardstick, the seven scripted agents that always play the same column
-   ("stackers") are measured against `legal` too: a greedy model that ignores the board plays
-   exactly like one of them.
+   scores 1/2). As a yardstick, the scripted agents that always play the same move (in Connect
+   Four, the seven "stackers") are measured against `legal` too: a greedy model that ignores the
+   board plays exactly like one of them; in Nim, also the rules "take the last stones when you
+   can" and perfect play (heap % 4).
 
 Prints, per seed and over seeds, the win rates with 95% Wilson intervals (per seed, and over
 the seeds' games pooled; the games are the unit) and a t interval over the seeds' means;
@@ -24,6 +28,8 @@ the seeds' games pooled; the games are the unit) and a t interval over the seeds
 
     nice -n 15 .venv/bin/python benchmarks/selfplay.py --seeds 3 --steps 200 --prompts 2 \
         --group-size 8 --algo ppo --lr 2e-3 --opponent legal
+    nice -n 10 .venv/bin/python benchmarks/selfplay.py --env rlvr/Nim-v0 --seeds 3 --steps 80 \
+        --games 400 --lr 2e-3 --overlong-buffer 4 --warm-steps 400
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ENV = "rlvr/Connect4-v0"
+DEFAULT_ENV = "rlvr/Connect4-v0"
 EVAL_SEED = 1_000_003
 
 
@@ -64,24 +70,33 @@ def t_interval(values: list[float]) -> tuple[float, float]:
     return (mean - half, mean + half)
 
 
-def build(folder: Path, warm_steps: int) -> None:
+def build(env_id: str, folder: Path, warm_steps: int, env_kwargs: dict[str, Any]) -> None:
     from rlvr.agents.tiny import TinyModelConfig, WarmStartConfig, build_tiny
 
     model = TinyModelConfig(vocab_size=1024, max_positions=1024, corpus_episodes=1500)
     warm = WarmStartConfig(steps=warm_steps, batch_size=16, lr=3e-3, pool_size=4000)
-    build_tiny(ENV, folder, model=model, warm=warm, seed=0)
+    build_tiny(env_id, folder, env_kwargs=env_kwargs, model=model, warm=warm, seed=0)
 
 
-def match(first: Any, second: Any, games: int, temperature: float = 0.0) -> dict[str, Any]:
+def match(
+    game: tuple[str, dict[str, Any]],
+    first: Any,
+    second: Any,
+    games: int,
+    temperature: float = 0.0,
+) -> dict[str, Any]:
+    """`games` games of `first` against `second` in `game` (env id, kwargs), seats alternating."""
     from rlvr.agents.policy import SamplingParams
     from rlvr.rollout import play_match
 
+    env_id, env_kwargs = game
     report = play_match(
-        ENV,
+        env_id,
         first,
         second,
         games=games,
         seed=EVAL_SEED,
+        env_kwargs=env_kwargs,
         sampling=SamplingParams(temperature=temperature, max_new_tokens=8),
         batch_size=min(games, 100),
     )
@@ -100,6 +115,28 @@ def match(first: Any, second: Any, games: int, temperature: float = 0.0) -> dict
     }
 
 
+class NimRule:
+    """A scripted Nim player (`rlvr/Nim-v0` only), as a yardstick: "perfect" takes heap % 4
+    stones when that is not 0 (else 1), "finish" takes the whole heap when it can (else 1)."""
+
+    def __init__(self, rule: str) -> None:
+        self.rule = rule
+        self.envs: list[Any] = []
+
+    def attach(self, envs: Any) -> None:
+        self.envs = list(envs)
+
+    def generate(self, conversations: Any, n: int = 1, sampling: Any = None) -> Any:
+        from rlvr.agents.policy import Completion
+
+        return [[Completion(f"<move>{self._take(env.unwrapped.heap)}</move>")] for env in self.envs]
+
+    def _take(self, heap: int) -> int:
+        if self.rule == "finish":
+            return heap if heap <= 3 else 1
+        return heap % 4 or 1
+
+
 def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> Path:
     from rlvr.agents.learners.grpo import GRPOConfig
     from rlvr.agents.learners.ppo import PPOConfig
@@ -108,7 +145,7 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
     from rlvr.agents.train import TrainConfig, prepare
 
     config = TrainConfig(
-        envs=[EnvSpec(ENV)],
+        envs=[EnvSpec(args.env, kwargs=json.loads(args.env_kwargs))],
         model=str(model),
         output_dir=str(out),
         steps=args.steps,
@@ -124,7 +161,7 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
         progress=False,
         self_play=SelfPlayConfig(opponent=args.opponent),
         algo=args.algo,
-        grpo=GRPOConfig(lr=args.lr),
+        grpo=GRPOConfig(lr=args.lr, overlong_buffer=args.overlong_buffer),
         ppo=PPOConfig(lr=args.lr),
     )
     trainer = prepare(config)
@@ -142,7 +179,9 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="runs/bench/selfplay")
+    parser.add_argument("--env", default=DEFAULT_ENV, help="a two-player game with a move list")
+    parser.add_argument("--env-kwargs", default="{}", help='as JSON, e.g. {"max_stones": 7}')
+    parser.add_argument("--out", default=None, help="default runs/bench/selfplay[-GAME]")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--prompts", type=int, default=4, help="tasks per step")
@@ -153,27 +192,47 @@ def main() -> None:
     parser.add_argument("--opponent", default="self", help="SelfPlayConfig.opponent")
     parser.add_argument("--algo", default="grpo", choices=("grpo", "ppo"))
     parser.add_argument("--temperature", type=float, default=1.0, help="of the training rollouts")
+    parser.add_argument(
+        "--overlong-buffer",
+        type=int,
+        default=0,
+        help="GRPOConfig.overlong_buffer: a reply longer than 8 - this many ids loses reward "
+        "(0: off); stops replies from running on past their move",
+    )
     args = parser.parse_args()
 
     import torch
 
     from rlvr.agents.hf import HFPolicy
     from rlvr.agents.scripted import FixedPolicy, LegalMovePolicy
+    from rlvr.envs.multiagent import make
 
     torch.set_num_threads(1)
+    env_id = args.env
+    game = (env_id, json.loads(args.env_kwargs))
+    env = make(env_id, **game[1])
+    moves = env.action_space(env.possible_agents[0]).moves  # a MoveSpace: the game's moves
+    env.close()
+    if args.out is None:
+        name = env_id.split("/")[-1].rsplit("-v", 1)[0].lower()
+        args.out = "runs/bench/selfplay" + ("" if env_id == DEFAULT_ENV else f"-{name}")
     out = Path(args.out)
     model = out / "tiny"
     started = time.perf_counter()
     if not (model / "rlvr_tiny.json").is_file():
-        print(f"building the tiny Connect4 model in {model}", flush=True)
-        build(model, args.warm_steps)
-    # the bar a greedy model that ignores the board meets: always the same column
+        print(f"building the tiny {env_id} model in {model}", flush=True)
+        build(env_id, model, args.warm_steps, game[1])
+    # the bar a greedy model that ignores the board meets: always the same move (Connect Four's
+    # "stackers"; in tic-tac-toe they lose on their second move)
     stackers = {
-        column: match(FixedPolicy(f"<move>{column}</move>"), LegalMovePolicy(7), args.games)
-        for column in range(1, 8)
+        number: match(game, FixedPolicy(move), LegalMovePolicy(7), args.games)
+        for number, move in enumerate(moves, 1)
     }
+    if env_id == "rlvr/Nim-v0":  # what reading the heap is worth
+        for rule in ("finish", "perfect"):
+            stackers[rule] = match(game, NimRule(rule), LegalMovePolicy(7), args.games)
     start_policy = HFPolicy(model)
-    before = match(start_policy, LegalMovePolicy(7), args.games)
+    before = match(game, start_policy, LegalMovePolicy(7), args.games)
     print(f"start model vs legal: win rate {before['win_rate']:.3f}", flush=True)
     runs = []
     for seed in range(args.seeds):
@@ -182,9 +241,9 @@ def main() -> None:
         runs.append(
             {
                 "seed": seed,
-                "vs_legal": match(trained, LegalMovePolicy(7), args.games),
+                "vs_legal": match(game, trained, LegalMovePolicy(7), args.games),
                 # sampled, both sides: two greedy models would replay the same two games
-                "vs_start": match(trained, start_policy, args.games, temperature=1.0),
+                "vs_start": match(game, trained, start_policy, args.games, temperature=1.0),
             }
         )
         print(json.dumps(runs[-1]), flush=True)
@@ -193,7 +252,7 @@ def main() -> None:
         + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()),
         "settings": vars(args),
         "start_vs_legal": before,
-        "column_stackers_vs_legal": stackers,
+        "fixed_move_vs_legal": stackers,
         "runs": runs,
         "after_vs_legal_mean": _mean([r["vs_legal"]["win_rate"] for r in runs]),
         "after_vs_legal_t95": t_interval([r["vs_legal"]["win_rate"] for r in runs]),
@@ -214,9 +273,12 @@ def _mean(values: list[float]) -> float:
 
 
 def report(results: dict[str, Any]) -> None:
-    print("always column N vs legal mover (win rate, illegal-move losses):")
-    for column, stacker in results["column_stackers_vs_legal"].items():
-        print(f"  {column}: {stacker['win_rate']:.3f} ({stacker['illegal']} illegal)")
+    print(
+        f"{results['settings']['env']}: always move N (and any scripted rule) vs the legal mover "
+        "(win rate, illegal-move losses):"
+    )
+    for number, stacker in results["fixed_move_vs_legal"].items():
+        print(f"  {number}: {stacker['win_rate']:.3f} ({stacker['illegal']} illegal)")
     before = results["start_vs_legal"]
     low, high = before["win_interval"]
     print(f"\nstart model vs legal mover: {before['win_rate']:.3f} [{low:.3f}, {high:.3f}]")

@@ -68,6 +68,8 @@ BUILTIN_ENVS += self_correct_entries(BUILTIN_ENVS)
 # this list, kept here so that listing them (`rlvr envs`) imports no PettingZoo.
 MULTIAGENT_ENVS: tuple[EnvEntry, ...] = (
     EnvEntry("rlvr/Connect4-v0", "rlvr.envs.multiagent.connect4:Connect4Env"),
+    EnvEntry("rlvr/TicTacToe-v0", "rlvr.envs.multiagent.tictactoe:TicTacToeEnv"),
+    EnvEntry("rlvr/Nim-v0", "rlvr.envs.multiagent.nim:NimEnv"),
     EnvEntry("rlvr/Negotiation-v0", "rlvr.envs.multiagent.negotiation:NegotiationEnv"),
     EnvEntry("rlvr/Debate-v0", "rlvr.envs.multiagent.debate:DebateEnv"),
     EnvEntry("rlvr/ProposerSolver-v0", "rlvr.envs.multiagent.proposer_solver:ProposerSolverEnv"),

@@ -37,6 +37,8 @@ pytestmark = [
 def test_the_builtin_envs_are_registered():
     assert ENV_IDS == [
         "rlvr/Connect4-v0",
+        "rlvr/TicTacToe-v0",
+        "rlvr/Nim-v0",
         "rlvr/Negotiation-v0",
         "rlvr/Debate-v0",
         "rlvr/ProposerSolver-v0",

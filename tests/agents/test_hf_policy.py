@@ -147,6 +147,24 @@ def test_save_and_load_round_trip(policy, tmp_path):
     assert ids(loaded) == ids(policy)
 
 
+def test_a_checkpoint_of_a_game_model_keeps_its_tokenizer(tmp_path):
+    """A trained checkpoint has no rlvr_tiny.json; loading it with AutoTokenizer gave Qwen2's
+    pre-tokenizer, so a game model (merges across spaces) was evaluated on text split in a way
+    it never saw (a board row became a dozen ids instead of one)."""
+    from rlvr.agents.tiny import TinyModelConfig, build_tiny
+
+    shape = TinyModelConfig(
+        vocab_size=400, hidden_size=16, layers=1, heads=2, kv_heads=1, intermediate_size=32,
+        corpus_episodes=200,
+    )  # fmt: skip
+    tiny = HFPolicy(build_tiny("rlvr/TicTacToe-v0", tmp_path / "tiny", model=shape, warm=None))
+    checkpoint = HFPolicy(tiny.save(tmp_path / "checkpoint"))  # as the trainer saves one
+    assert not (tmp_path / "checkpoint" / "rlvr_tiny.json").exists()
+    text = "Your opponent played cell 5.\n\n1 2 3\n4 X 6\n7 8 9\n\nYour move."
+    assert checkpoint._encode(text) == tiny._encode(text)
+    assert len(tiny._encode("1 2 3")) == 1
+
+
 def test_missing_model_folder_names_the_fix(tmp_path):
     with pytest.raises(PolicyError, match="Pass a local folder with config.json"):
         HFPolicy(tmp_path / "nothing-here")

@@ -527,6 +527,20 @@ def test_rlvr_tiny_command_builds_a_loadable_model(tmp_path, capsys):
     assert card["env_id"] == "test/Add-v0" and card["warm_start"] is None
 
 
+def test_rlvr_tiny_warm_starts_a_game_model_measured_on_the_same_game(tmp_path, capsys):
+    # a game has no split: the held-out measure is a match on the game with its own kwargs
+    # (this failed with "unknown argument(s) split='test'")
+    code = main(
+        ["tiny", "--env", "rlvr/Nim-v0", "--kwargs", '{"min_stones": 4, "max_stones": 9}',
+         "--out", str(tmp_path / "m"), "--steps", "2", "--model.corpus-episodes", "64",
+         "--model.layers", "1"]
+    )  # fmt: skip
+    assert code == 0
+    card = json.loads((tmp_path / "m" / "rlvr_tiny.json").read_text())
+    assert card["env_kwargs"] == {"min_stones": 4, "max_stones": 9}
+    assert 0.0 <= card["warm_start_history"][-1]["accuracy"] <= 1.0
+
+
 def test_rlvr_eval_with_an_hf_agent(tiny_path, tmp_path, capsys):
     traces = tmp_path / "traces.jsonl"
     code = main(
