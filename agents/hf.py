@@ -266,14 +266,7 @@ class HFPolicy:
         source = [unique.setdefault(tuple(prompt), len(unique)) for prompt in prompts]
         firsts = list(unique)
         width = max(len(prompt) for prompt in firsts)
-        input_ids = torch.full((len(firsts), width), self.tokenizer.pad_token_id, dtype=torch.long)
-        attention = torch.zeros((len(firsts), width), dtype=torch.long)
-        for row, prompt in enumerate(firsts):  # left padding
-            input_ids[row, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
-            attention[row, width - len(prompt) :] = 1
-        input_ids, attention = input_ids.to(self.device), attention.to(self.device)
-        positions = (attention.cumsum(-1) - 1).clamp(min=0)
-        logits, cache = self._run(input_ids, attention, positions, None)
+        logits, cache, attention, positions = self._prefill(firsts)
         if len(firsts) < rows:
             expand = torch.tensor(source, device=self.device)
             cache = self._expand(cache, expand)
@@ -305,6 +298,37 @@ class HFPolicy:
             next_position = (next_position + 1).clamp(max=limit - 1)
         return samples
 
+    def _prefill(self, prompts: Sequence[tuple[int, ...]]) -> tuple[torch.Tensor, Any, Any, Any]:
+        """Run distinct `prompts`: the last logits, the cache, the attention and the positions.
+
+        Their longest common prefix (a long system prompt, or a multi-turn episode's opening that
+        every later turn repeats) is run once and its cache shared; each row's rest is
+        left-padded after it, the padding masked out."""
+        shared = _common_prefix(prompts) if self._lean is not None and len(prompts) > 1 else 0
+        if shared < _SHARED_PREFIX_MIN:
+            shared = 0
+        cache = None
+        if shared:
+            ids = torch.tensor([prompts[0][:shared]], dtype=torch.long, device=self.device)
+            prefix_positions = torch.arange(shared, device=self.device)[None]
+            _, cache = self._run(ids, torch.ones_like(ids), prefix_positions, None)
+            cache = self._expand(cache, torch.zeros(len(prompts), dtype=torch.long))
+        width = max(len(prompt) for prompt in prompts) - shared
+        input_ids = torch.full((len(prompts), width), self.tokenizer.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(prompts), shared + width), dtype=torch.long)
+        attention[:, :shared] = 1
+        for row, prompt in enumerate(prompts):  # left padding
+            rest = prompt[shared:]
+            input_ids[row, width - len(rest) :] = torch.tensor(rest, dtype=torch.long)
+            attention[row, shared + width - len(rest) :] = 1
+        input_ids, attention = input_ids.to(self.device), attention.to(self.device)
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        if shared and self._lean is not None:  # the mask keeps the rest causal
+            logits, cache = self._lean(input_ids, positions[:, shared:], attention, cache)
+        else:  # from an empty cache
+            logits, cache = self._run(input_ids, attention, positions, None)
+        return logits, cache, attention, positions
+
     def _run(
         self, ids: torch.Tensor, attention: torch.Tensor, positions: torch.Tensor, cache: Any
     ) -> tuple[torch.Tensor, Any]:
@@ -335,6 +359,19 @@ class HFPolicy:
         window = max(len(s.encode("utf-8")) for s in stop) + 1
         text = self.tokenizer.decode(sample.token_ids[-window:], skip_special_tokens=True)
         return any(s in text for s in stop)
+
+
+_SHARED_PREFIX_MIN = 64
+"""Shorter common prefixes are not worth a separate forward."""
+
+
+def _common_prefix(prompts: Sequence[Sequence[int]]) -> int:
+    """Length of the ids every prompt starts with, less one: each row keeps an id to run."""
+    first, shortest = prompts[0], min(len(prompt) for prompt in prompts)
+    for at in range(shortest - 1):
+        if any(prompt[at] != first[at] for prompt in prompts):
+            return at
+    return shortest - 1
 
 
 def _pick(

@@ -19,7 +19,33 @@ import torch.nn.functional as F
 
 SUPPORTED_MODEL_TYPES = ("qwen2", "llama")
 
-KVCache = list[tuple[torch.Tensor, torch.Tensor]]
+
+class KVCache:
+    """Keys and values of every layer, (B, kv_heads, capacity, D) buffers of which the first
+    `length` positions are filled: a new id writes in place (the buffers grow by doubling), so
+    decoding T ids copies the cache O(log T) times rather than once per id."""
+
+    def __init__(self, layers: list[tuple[torch.Tensor, torch.Tensor]], length: int) -> None:
+        self.layers = layers
+        self.length = length
+
+    def append(self, index: int, keys: torch.Tensor, values: torch.Tensor) -> tuple[Any, Any]:
+        """Write a layer's new keys and values after the filled ones; all of them, as views."""
+        end = self.length + keys.shape[2]
+        k, v = self.layers[index]
+        if end > k.shape[2]:
+            room = max(end, 2 * k.shape[2])
+            k, v = _grown(k, self.length, room), _grown(v, self.length, room)
+            self.layers[index] = (k, v)
+        k[:, :, self.length : end] = keys
+        v[:, :, self.length : end] = values
+        return k[:, :, :end], v[:, :, :end]
+
+
+def _grown(buffer: torch.Tensor, filled: int, room: int) -> torch.Tensor:
+    bigger = buffer.new_empty((*buffer.shape[:2], room, buffer.shape[3]))
+    bigger[:, :, :filled] = buffer[:, :, :filled]
+    return bigger
 
 
 class LeanDecoder:
@@ -55,13 +81,14 @@ class LeanDecoder:
         cache: KVCache | None,
     ) -> tuple[torch.Tensor, KVCache]:
         batch, length = input_ids.shape
-        past = cache[0][0].shape[2] if cache else 0
+        past = cache.length if cache is not None else 0
         hidden = self.body.embed_tokens(input_ids)  # (B, T, H)
         cos, sin = self.body.rotary_emb(hidden, positions)  # (B, T, D) each
         cos, sin = cos[:, None], sin[:, None]  # broadcast over heads
         mask = _mask(padding, past, length, hidden.device)
         causal = mask is None and length > 1 and past == 0
-        new_cache: KVCache = []
+        if cache is None:  # each layer adds its buffers below
+            cache = KVCache([], 0)
         for index, layer in enumerate(self.body.layers):
             attention = layer.self_attn
             x = layer.input_layernorm(hidden)
@@ -69,10 +96,10 @@ class LeanDecoder:
             k = attention.k_proj(x).view(batch, length, -1, self.head_dim).transpose(1, 2)
             v = attention.v_proj(x).view(batch, length, -1, self.head_dim).transpose(1, 2)
             q, k = q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin
-            if cache:
-                k = torch.cat([cache[index][0], k], dim=2)
-                v = torch.cat([cache[index][1], v], dim=2)
-            new_cache.append((k, v))
+            if index == len(cache.layers):
+                shape = (*k.shape[:2], length + _SPARE, k.shape[3])
+                cache.layers.append((k.new_empty(shape), v.new_empty(shape)))
+            k, v = cache.append(index, k, v)
             out = F.scaled_dot_product_attention(  # (B, heads, T, D)
                 q,
                 k,
@@ -84,13 +111,19 @@ class LeanDecoder:
             )
             hidden = hidden + attention.o_proj(out.transpose(1, 2).reshape(batch, length, -1))
             hidden = hidden + layer.mlp(layer.post_attention_layernorm(hidden))
+        cache.length += length
         last = self.body.norm(hidden[:, -1, :])  # (B, H)
-        return self.lm_head(last), new_cache
+        return self.lm_head(last), cache
+
+
+_SPARE = 64
+"""Positions a new cache keeps free beyond its first ids."""
 
 
 def expand_cache(cache: KVCache, rows: torch.Tensor) -> KVCache:
     """The cache with its batch rows picked (and repeated) by `rows`."""
-    return [(k.index_select(0, rows), v.index_select(0, rows)) for k, v in cache]
+    layers = [(k.index_select(0, rows), v.index_select(0, rows)) for k, v in cache.layers]
+    return KVCache(layers, cache.length)
 
 
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:

@@ -7,8 +7,10 @@ Tasks (each with a tiny Qwen2 built offline and warm-started below its ceiling):
   problems) at levels 1 and 2; held-out tasks of the same, and of level 3 to see whether
   anything generalises a level up.
 - `toolmath`: rlvr/ToolMath-v0 level 1 (numbers of 3-4 digits multiplied and added): the warm
-  start saw mostly direct answers, which a model this size cannot compute, and a few calculator
-  calls; RL must make it call the calculator. Tool-call rate and accuracy before and after.
+  start learnt calculator episodes until its sampled calls were right, then direct answers
+  (which a model this size cannot compute) until greedy decoding stopped calling; sampled, it
+  still calls often. RL must make it call the calculator. Tool-call rate and accuracy before
+  and after; 180 training CPU s per run, evaluated every 60.
 - `selfcorrect`: rlvr/MathSelfCorrect-v0 over the math task's families (two attempts, binary
   feedback, SCoRe-style shaped reward: `reward="shaped"`, `bonus=0.5`), from the math task's
   warm start, 90 training CPU seconds; our GRPO credits each attempt with its own
@@ -29,7 +31,7 @@ are saved per run as they finish: the suite resumes where it stopped, `--report-
     .venv/bin/python benchmarks/learning_suite.py --tasks math --seeds 0 --budget 10  # a try
     .venv/bin/python benchmarks/learning_suite.py --report-only     # table and plot again
 
-The warm starts are built once into `--out`/models (ToolMath's takes ~15 CPU minutes). The
+The warm starts are built once into `--out`/models (ToolMath's takes ~30 CPU minutes). The
 feature ablation of docs/agents.md: `--out runs/bench/ablation --tasks math --learners
 grpo,grpo-base,grpo-overlong,grpo-curriculum`.
 
@@ -107,18 +109,20 @@ TASKS: dict[str, Task] = {
         max_turns=3,
         eval_episodes=400,
         threshold=0.2,
+        budget=180.0,
+        eval_every=60.0,
         warm={
             "kind": "tool",
             "model": {"hidden_size": 128, "intermediate_size": 512, "heads": 8, "kv_heads": 4},
             "demos": 20000,
             "lr": 1e-3,
             "batch": 32,
-            "tool_steps": 3000,
-            "tool_target": 0.6,
+            "tool_steps": 8000,
+            "tool_target": 0.85,
             "direct_steps": 1000,
-            "direct_lr": 1e-4,
+            "direct_lr": 3e-5,
             "direct_tool_share": 0.1,
-            "call_target": 0.2,
+            "greedy_calls": 0.02,
         },
     ),
     "selfcorrect": Task(
@@ -398,16 +402,18 @@ def build_model(out: Path, name: str) -> None:
 def build_tool_model(task: Task, folder: Path) -> None:
     """ToolMath's warm start, in two supervised phases on whole episodes:
 
-    1. calculator episodes (the call, then the answer it gives) until greedy held-out accuracy
-       reaches `tool_target`: the model learns to copy the numbers into a call and the result
-       into `\boxed{}`;
-    2. mostly direct answers in `\boxed{}` (the right number, which a model this size cannot
+    1. calculator episodes (the call, then the answer it gives) until *sampled* (temperature 1,
+       as RL samples) held-out accuracy reaches `tool_target`: the model learns to copy the
+       numbers into a call and the result into `\\boxed{}` without garbling a digit;
+    2. mostly direct answers in `\\boxed{}` (the right number, which a model this size cannot
        compute; a share `direct_tool_share` of calculator episodes keeps the skill alive) at a
-       lower learning rate until the mean probability of starting a reply with a tool call falls
-       to `call_target`: greedily it now answers in its head and fails; sampled, it still calls
-       now and then.
+       lower learning rate until greedy decoding no longer starts a reply with a call on more
+       than `greedy_calls` of the probe prompts: greedily it now answers in its head and fails;
+       sampled, it still calls often (the chance is measured and printed, ~0.3-0.4), so RL has
+       signal from its first step.
 
-    RL must then find that the calculator pays. Every example starts with the same system
+    RL must then find that the calculator pays. The warm start's sampled and greedy figures are
+    written to `warm_start.json` beside the model. Every example starts with the same system
     prompt (the tool's description, ~450 ids): it is run once per batch and shared, as in the
     learners' forward.
     """
@@ -419,6 +425,7 @@ def build_tool_model(task: Task, folder: Path) -> None:
     from rlvr.agents.tiny import TinyModelConfig, build_model, train_tokenizer
 
     warm = task.warm
+    calculator = folder.with_name(f"{folder.name}-calculator")  # phase 1, kept: it is the slow one
     env = gym.make(task.env_id, **dict(task.kwargs))
     oracle = gym.make(task.env_id, **dict(task.kwargs))
     texts = []
@@ -442,6 +449,7 @@ def build_tool_model(task: Task, folder: Path) -> None:
     rng = np.random.default_rng(0)
 
     def train(tool_share: float, steps: int, done: Callable[[], bool], every: int) -> None:
+        policy.model.train()
         for step in range(steps):
             if step % every == 0 and done():
                 return
@@ -458,29 +466,63 @@ def build_tool_model(task: Task, folder: Path) -> None:
             if step % 100 == 0:
                 print(f"tool warm-start step {step}: loss {loss.item():.3f}", flush=True)
 
-    def tool_accuracy() -> bool:
-        accuracy = _quick_accuracy(task, policy)
-        print(f"tool warm-start, calculator phase: greedy accuracy {accuracy:.3f}", flush=True)
+    def sampled_accuracy() -> bool:
+        accuracy = _quick_accuracy(task, policy, temperature=1.0)
+        print(f"tool warm-start, calculator phase: sampled accuracy {accuracy:.3f}", flush=True)
+        policy.save(calculator.with_name(f"{calculator.name}-partial"))  # to look at meanwhile
+        policy.model.train()
         return accuracy >= warm["tool_target"]
 
     def calls_rare() -> bool:
-        chance = _call_probability(policy, probes, demos[True])
-        print(f"tool warm-start, direct phase: P(reply starts a call) {chance:.3f}", flush=True)
-        return chance <= warm["call_target"]
+        chances = _call_chances(policy, probes, demos[True])
+        greedy = sum(greedy for _, greedy in chances) / len(chances)
+        mean = sum(chance for chance, _ in chances) / len(chances)
+        print(
+            f"tool warm-start, direct phase: P(reply starts a call) {mean:.3f}, "
+            f"greedy calls {greedy:.3f}",
+            flush=True,
+        )
+        policy.model.train()
+        return greedy <= warm["greedy_calls"]
 
-    calculator = folder.with_name(f"{folder.name}-calculator")  # phase 1, kept: it is the slow one
     if (calculator / "config.json").exists():
         policy = HFPolicy(calculator)
-        optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=warm["lr"])
     else:
-        train(1.0, warm["tool_steps"], tool_accuracy, 100)
+        train(1.0, warm["tool_steps"], sampled_accuracy, 100)
+        policy.model.eval()
         policy.save(calculator)
-    for group in optimizer.param_groups:
-        group["lr"] = warm["direct_lr"]
-    policy.model.train()
+    # a fresh optimizer: phase 2 is the same whether phase 1 ran now or was loaded
+    optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=warm["direct_lr"])
     train(warm["direct_tool_share"], warm["direct_steps"], calls_rare, 1)  # it falls fast
     policy.model.eval()
     policy.save(folder)
+    figures = tool_warm_figures(task, policy, probes, demos[True])
+    print(f"tool warm start: {json.dumps(figures)}", flush=True)
+    (folder / "warm_start.json").write_text(json.dumps(figures, indent=1) + "\n")
+
+
+def tool_warm_figures(
+    task: Task,
+    policy: Any,
+    probes: Sequence[list[int]],
+    calls: Sequence[tuple],
+    episodes: int = 200,
+) -> dict[str, float]:
+    """What RL starts from: greedy and sampled (temperature 1) tool-call rate and accuracy on
+    held-out tasks, the accuracy of sampled episodes that called, and the mean probability that
+    a reply starts with a call."""
+    figures: dict[str, float] = {}
+    for name, temperature in (("greedy", 0.0), ("sampled", 1.0)):
+        judged = _quick_records(task, policy, episodes, temperature)
+        called = [_called_a_tool(record) for record in judged]
+        solved = [_solved(record) for record in judged]
+        figures |= _rate(f"{name}_accuracy", solved) | _rate(f"{name}_tool_call_rate", called)
+        figures |= _rate(
+            f"{name}_accuracy_when_called", [s for s, c in zip(solved, called, strict=True) if c]
+        )
+    chances = _call_chances(policy, probes, calls)
+    figures["call_probability"] = sum(chance for chance, _ in chances) / len(chances)
+    return figures
 
 
 def build_schema_model(task: Task, folder: Path) -> None:
@@ -568,21 +610,30 @@ def _shared_prefix_loss(policy: Any, examples: Sequence[tuple[list, list]]) -> A
     return -(logprobs * mask).sum() / mask.sum()
 
 
-def _call_probability(policy: Any, prompts: Sequence[list[int]], calls: Sequence[tuple]) -> float:
-    """Mean probability, over `prompts`, that the reply's first id is a tool call's."""
+def _call_chances(
+    policy: Any, prompts: Sequence[list[int]], calls: Sequence[tuple]
+) -> list[tuple[float, bool]]:
+    """Per prompt of `prompts`: the probability that the reply's first id is a tool call's, and
+    whether greedy decoding picks it."""
     import torch
 
     first_call_id = next(ids[i] for ids, mask in calls[:1] for i in range(len(ids)) if mask[i])
+    chances = []
     with torch.no_grad():
-        chances = []
         for prompt in prompts:
             logits = policy.model(input_ids=torch.tensor([prompt])).logits[0, -1]
-            chances.append(float(logits.softmax(-1)[first_call_id]))
-    return sum(chances) / len(chances)
+            chance = float(logits.softmax(-1)[first_call_id])
+            chances.append((chance, int(logits.argmax()) == first_call_id))
+    return chances
 
 
-def _quick_accuracy(task: Task, policy: Any, episodes: int = 64) -> float:
-    """Greedy accuracy on a few held-out tasks (a warm start's stopping signal)."""
+def _quick_accuracy(task: Task, policy: Any, episodes: int = 64, temperature: float = 0.0) -> float:
+    """Accuracy on a few held-out tasks, greedy or sampled (a warm start's stopping signal)."""
+    judged = _quick_records(task, policy, episodes, temperature)
+    return sum(_solved(record) for record in judged) / max(len(judged), 1)
+
+
+def _quick_records(task: Task, policy: Any, episodes: int, temperature: float) -> list[Any]:
     from rlvr.agents.policy import SamplingParams
     from rlvr.rollout import evaluate
 
@@ -592,10 +643,10 @@ def _quick_accuracy(task: Task, policy: Any, episodes: int = 64) -> float:
         episodes=episodes,
         seed=10_000_000,
         batch_size=episodes,
-        sampling=SamplingParams(temperature=0.0, max_new_tokens=task.max_new_tokens),
+        sampling=SamplingParams(temperature=temperature, max_new_tokens=task.max_new_tokens),
         env_kwargs=task.heldout,
     )
-    return sum(_solved(record) for record in report.judged) / max(len(report.judged), 1)
+    return report.judged
 
 
 def _script(env: Any, oracle: Any, seed: int, use_tool: bool) -> tuple[list[dict], list[int]]:
@@ -658,8 +709,11 @@ def run_worker(args: argparse.Namespace) -> None:
         return
     folder = run_folder(out, args.task, args.worker, args.seed)
     folder.mkdir(parents=True, exist_ok=True)
+    task = TASKS[args.task]
+    args.budget = task.budget if args.budget is None else args.budget
+    args.eval_every = task.eval_every if args.eval_every is None else args.eval_every
     run = run_trl if args.worker.partition("@")[0] == "trl" else run_ours
-    result = run(args, TASKS[args.task], folder)
+    result = run(args, task, folder)
     baseline = json.loads((out / "baseline" / f"{args.task}.json").read_text())
     result |= {"task": args.task, "learner": args.worker, "seed": args.seed}
     result["before"] = baseline["figures"]

@@ -298,3 +298,32 @@ def test_group_prompts_are_prefilled_once_and_sampled_independently(policy):
     assert greedy[1].token_ids == policy.sample([other], GREEDY)[0].token_ids
     sampled = policy.sample([prompt] * 6, SamplingParams(max_new_tokens=10, seed=0))
     assert len({tuple(s.token_ids) for s in sampled}) > 1
+
+
+def test_a_long_common_prefix_is_run_once_and_samples_as_the_plain_prefill(policy, monkeypatch):
+    # a long system prompt (a tool's description) and rows of different lengths
+    system = {"role": "system", "content": "Add the numbers, then check the sum. " * 8}
+    questions = ["What is 12 + 30?", "What is 99 + 99? Think step by step, please.", "Hi"]
+    prompts = [policy.encode_prompt([system, {"role": "user", "content": q}]) for q in questions]
+    rows = []
+    lean = policy._lean
+    monkeypatch.setattr(
+        policy, "_lean", lambda ids, *rest: rows.append(len(ids)) or lean(ids, *rest)
+    )
+    for params in (GREEDY, SamplingParams(temperature=1.0, max_new_tokens=12, seed=3)):
+        rows.clear()
+        together = policy.sample(prompts, params)
+        assert rows[:2] == [1, 3]  # the common prefix once, then each row's rest
+        for prompt, sample in zip(prompts, together):
+            alone = policy.sample([prompt], params)[0]  # one prompt: nothing shared
+            if params is GREEDY:
+                assert sample.token_ids == alone.token_ids
+            forced = _teacher_forced_logprobs(policy, prompt, sample.token_ids)
+            assert sample.logprobs == pytest.approx(forced, abs=1e-4)
+
+
+def _teacher_forced_logprobs(policy, prompt, reply):
+    with torch.no_grad():
+        logits = policy.model(input_ids=torch.tensor([prompt + reply])).logits[0]
+    picked = logits[len(prompt) - 1 : -1].log_softmax(-1)
+    return [float(picked[i, token]) for i, token in enumerate(reply)]
