@@ -10,7 +10,7 @@ Tasks (each with a tiny Qwen2 built offline and warm-started below its ceiling):
   start learnt calculator episodes until its sampled calls were right, then direct answers
   (which a model this size cannot compute) until greedy decoding stopped calling; sampled, it
   still calls often. RL must make it call the calculator. Tool-call rate and accuracy before
-  and after; 180 training CPU s per run, evaluated every 60.
+  and after; 90 training CPU s per run, evaluated every 45.
 - `selfcorrect`: rlvr/MathSelfCorrect-v0 over the math task's families (two attempts, binary
   feedback, SCoRe-style shaped reward: `reward="shaped"`, `bonus=0.5`), from the math task's
   warm start, 90 training CPU seconds; our GRPO credits each attempt with its own
@@ -109,8 +109,8 @@ TASKS: dict[str, Task] = {
         max_turns=3,
         eval_episodes=400,
         threshold=0.2,
-        budget=180.0,
-        eval_every=60.0,
+        budget=90.0,
+        eval_every=45.0,
         warm={
             "kind": "tool",
             "model": {"hidden_size": 128, "intermediate_size": 512, "heads": 8, "kv_heads": 4},
