@@ -161,7 +161,9 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
         progress=False,
         self_play=SelfPlayConfig(opponent=args.opponent),
         algo=args.algo,
-        grpo=GRPOConfig(lr=args.lr, overlong_buffer=args.overlong_buffer),
+        grpo=GRPOConfig(
+            lr=args.lr, overlong_buffer=args.overlong_buffer, warmup_updates=args.warmup_updates
+        ),
         ppo=PPOConfig(lr=args.lr),
     )
     trainer = prepare(config)
@@ -198,6 +200,12 @@ def main() -> None:
         default=0,
         help="GRPOConfig.overlong_buffer: a reply longer than 8 - this many ids loses reward "
         "(0: off); stops replies from running on past their move",
+    )
+    parser.add_argument(
+        "--warmup-updates",
+        type=int,
+        default=0,
+        help="GRPOConfig.warmup_updates: the learning rate rises linearly over this many updates",
     )
     args = parser.parse_args()
 

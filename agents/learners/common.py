@@ -245,3 +245,11 @@ class FrozenReference:
         adapted: Any = self.policy.model  # a peft model: the policy has LoRA settings
         with adapted.disable_adapter():
             return forward(adapted, batch, temperature)[0]
+
+
+def linear_warmup(optimizer: torch.optim.Optimizer, updates: int) -> Any:
+    """A schedule raising the learning rate linearly to its value over `updates` optimizer steps
+    (the k-th step, from 1, at k / updates of it), constant after; 0 keeps it constant."""
+    if updates <= 0:
+        return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / updates))

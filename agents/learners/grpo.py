@@ -38,6 +38,7 @@ from rlvr.agents.learners.common import (
     approx_kl,
     clip_gradients,
     forward,
+    linear_warmup,
     make_batch,
     masked_mean,
     micro_batches,
@@ -79,6 +80,10 @@ class GRPOConfig:
     """Sequences per forward/backward; gradients accumulate over the batch (None: all at once)."""
     max_grad_norm: float | None = 1.0
     """Clip the global gradient norm to this (None: no clipping)."""
+    warmup_updates: int = 0
+    """Raise the learning rate linearly over the first this many optimizer steps (0: off).
+    Adam's first steps move every weight by about `lr` however small its gradient; a warm-up
+    keeps one unlucky first batch from throwing a small model off its warm start."""
     overlong_buffer: int = 0
     """DAPO's soft overlong punishment: a reply longer than max_new_tokens - overlong_buffer ids
     loses up to `overlong_penalty` of reward, linearly over the buffer, the whole of it at
@@ -128,6 +133,8 @@ class GRPOConfig:
             )
         if self.tis_cap < 1:
             raise ValueError(f"tis_cap must be >= 1 (e.g. 2.0), got {self.tis_cap}")
+        if self.warmup_updates < 0:
+            raise ValueError(f"warmup_updates must be >= 0 (0: off), got {self.warmup_updates}")
 
     @property
     def scales_rewards(self) -> bool:
@@ -279,6 +286,7 @@ class GRPOLearner:
         self.optimizer = torch.optim.AdamW(
             self.parameters, lr=config.lr, betas=config.adam_betas, weight_decay=config.weight_decay
         )
+        self.schedule = linear_warmup(self.optimizer, config.warmup_updates)
         self.reference = FrozenReference(policy) if config.beta > 0 else None
 
     def update(self, episodes: Sequence[Episode]) -> dict[str, float]:
@@ -335,6 +343,7 @@ class GRPOLearner:
                 totals["clipped"] += float((clipped * mask[rows]).sum())
             grad_norm = clip_gradients(self.parameters, config.max_grad_norm)
             self.optimizer.step()
+            self.schedule.step()
         tokens = float(mask.sum().clamp(min=1.0))
         if stale:
             weights_all = torch.cat(importance)
@@ -388,10 +397,12 @@ class GRPOLearner:
         return self.reference.logprobs(batch, self.temperature)
 
     def state_dict(self) -> dict[str, Any]:
-        return {"optimizer": self.optimizer.state_dict()}
+        return {"optimizer": self.optimizer.state_dict(), "schedule": self.schedule.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
+        if "schedule" in state:  # checkpoints written before the warm-up existed have none
+            self.schedule.load_state_dict(state["schedule"])
 
 
 def _sampler_logprobs(episodes: Sequence[Episode], batch: Batch) -> torch.Tensor:

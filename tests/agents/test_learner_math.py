@@ -8,7 +8,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from rlvr.agents.learners.common import approx_kl, make_batch, masked_whiten  # noqa: E402
+from rlvr.agents.learners.common import (  # noqa: E402
+    approx_kl,
+    linear_warmup,
+    make_batch,
+    masked_whiten,
+)
 from rlvr.agents.learners.grpo import (  # noqa: E402
     GRPOConfig,
     clipped_surrogate,
@@ -165,6 +170,7 @@ def test_make_batch_aligns_masks_and_turn_rewards_with_predicted_tokens():
         ({"micro_batch_size": 0}, "micro_batch_size must be >= 1"),
         ({"adam_betas": (0.9, 1.0)}, "adam_betas in"),
         ({"weight_decay": -0.1}, "need weight_decay >= 0"),
+        ({"warmup_updates": -1}, "warmup_updates must be >= 0"),
     ],
 )
 def test_grpo_config_errors_name_the_fix(kwargs, fix):
@@ -185,3 +191,28 @@ def test_grpo_config_errors_name_the_fix(kwargs, fix):
 def test_ppo_config_errors_name_the_fix(kwargs, fix):
     with pytest.raises(ValueError, match=fix):
         PPOConfig(**kwargs)
+
+
+def _learning_rates(schedule, optimizer, steps: int) -> list[float]:
+    rates = []
+    for _ in range(steps):
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        schedule.step()
+    return rates
+
+
+def test_linear_warmup_reaches_the_learning_rate_after_its_updates_and_resumes_mid_way():
+    weight = torch.nn.Parameter(torch.zeros(2))
+    optimizer = torch.optim.AdamW([weight], lr=0.4)
+    schedule = linear_warmup(optimizer, 4)
+    assert _learning_rates(schedule, optimizer, 2) == pytest.approx([0.1, 0.2])
+    saved = (optimizer.state_dict(), schedule.state_dict())
+    assert _learning_rates(schedule, optimizer, 4) == pytest.approx([0.3, 0.4, 0.4, 0.4])
+    resumed = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(2))], lr=0.4)
+    resumed_schedule = linear_warmup(resumed, 4)
+    resumed.load_state_dict(saved[0])
+    resumed_schedule.load_state_dict(saved[1])
+    assert _learning_rates(resumed_schedule, resumed, 2) == pytest.approx([0.3, 0.4])
+    constant = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(2))], lr=0.4)
+    assert _learning_rates(linear_warmup(constant, 0), constant, 2) == pytest.approx([0.4, 0.4])
