@@ -183,14 +183,7 @@ class TaskJudge:
 
     def verdict(self, reply: str, task: Task) -> Verdict:
         """Run the verifier; a verifier that raises is an infrastructure error, never a 0."""
-        try:
-            verdict = self.verifier.verify(reply, task)
-        except Exception as exc:
-            logger.exception("verifier %r raised on task %s", self.verifier, task.id)
-            return Verdict.error(f"verifier raised {type(exc).__name__}: {exc}")
-        if not isinstance(verdict, Verdict):
-            return Verdict.error(f"verifier returned {type(verdict).__name__}, not a Verdict")
-        return verdict
+        return checked_verdict(self.verifier, reply, task)
 
     def feedback(self, verdict: Verdict) -> str:
         """The text the agent sees after a judged reply (never reveals the gold answer)."""
@@ -207,6 +200,19 @@ class TaskJudge:
     def close(self) -> None:
         """Nothing to release: the verifier is the caller's (families that make their own
         verifier close it)."""
+
+
+def checked_verdict(verifier: Verifier, reply: str, task: Task) -> Verdict:
+    """`verifier.verify(reply, task)`, where a verifier that raises or returns something else
+    than a `Verdict` gives an error verdict (our failure, an `infra_error`), never a 0."""
+    try:
+        verdict = verifier.verify(reply, task)
+    except Exception as exc:
+        logger.exception("verifier %r raised on task %s", verifier, task.id)
+        return Verdict.error(f"verifier raised {type(exc).__name__}: {exc}")
+    if not isinstance(verdict, Verdict):
+        return Verdict.error(f"verifier returned {type(verdict).__name__}, not a Verdict")
+    return verdict
 
 
 def task_index(value: Any, size: int) -> int:

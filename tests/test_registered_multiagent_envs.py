@@ -42,6 +42,7 @@ def test_the_builtin_envs_are_registered():
         "rlvr/Negotiation-v0",
         "rlvr/Debate-v0",
         "rlvr/ProposerSolver-v0",
+        "rlvr/SQLDebate-v0",
     ]
     assert env_ids()[: len(ENV_IDS)] == ENV_IDS
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from rlvr.envs.judge import TaskJudge
 from rlvr.envs.math.env import TASK_ARGUMENTS, MathJudge, math_tasks
 from rlvr.envs.multiagent.base import Round, TextAECEnv
 from rlvr.envs.multiagent.parallel import TextParallelEnv
@@ -108,11 +109,24 @@ class DebateEnv(TextAECEnv):
         max_text_length: int = 1 << 16,
     ) -> None:
         # The judge of rlvr/Math-v0 poses the questions (and checks given ones).
-        self.questions = MathJudge(
+        questions = MathJudge(
             math_tasks(tasks, split=split, difficulty=difficulty, families=families, seed=seed),
             timeout=timeout,
         )
-        self.tasks = self.questions.tasks
+        self._set_up(questions, judge, rounds, render_mode, max_text_length)
+
+    def _set_up(
+        self,
+        questions: TaskJudge,
+        judge: str,
+        rounds: int,
+        render_mode: str | None,
+        max_text_length: int,
+    ) -> None:
+        """The debate around `questions`, the judge of a single-agent family: it poses the
+        question and judges the final answers against the gold."""
+        self.questions = questions
+        self.tasks = questions.tasks
         agents = (*DEBATERS, JUDGE) if judge == "policy" else DEBATERS
         super().__init__(agents, render_mode=render_mode, max_text_length=max_text_length)
         if judge == "policy":  # the judge round is a turn of one: not parallelizable by PettingZoo
@@ -122,6 +136,21 @@ class DebateEnv(TextAECEnv):
         self.rounds = rounds
         self.task: Task | None = None
         self._arguments: dict[str, list[str]] = {}
+
+    # --- what a family changes ------------------------------------------------------------------
+
+    final_answer: ClassVar[str] = "your current final answer in \\boxed{}"
+    """How a debater ends an argument, in the rules ("End every argument with ...")."""
+
+    def _question(self) -> str:
+        """The question as the debaters and the judge read it."""
+        assert self.task is not None
+        return f"Question: {self.task.prompt}"
+
+    def close(self) -> None:
+        self.questions.close()
+
+    # --- the debate -----------------------------------------------------------------------------
 
     def _start(self, options: dict[str, Any]) -> dict[str, str]:
         known = {name: value for name, value in options.items() if name in self.reset_options}
@@ -216,9 +245,9 @@ class DebateEnv(TextAECEnv):
         return (
             f"You are Debater {LABELS[debater]} in a debate of {self.rounds} round(s) with "
             "another debater on the question below. In each round both of you write an "
-            "argument at the same time, then read the other's. End every argument with your "
-            "current final answer in \\boxed{}; your last round's answer is the one judged. "
-            f"{WHO_WINS[self.judge]}\n\nQuestion: {self.task.prompt}\n\nRound 1: your argument."
+            f"argument at the same time, then read the other's. End every argument with "
+            f"{self.final_answer}; your last round's answer is the one judged. "
+            f"{WHO_WINS[self.judge]}\n\n{self._question()}\n\nRound 1: your argument."
         )
 
     def _judge_opening(self) -> str:
@@ -228,7 +257,7 @@ class DebateEnv(TextAECEnv):
             "the question below. Once it ends you read both sides and name the debater whose "
             "final answer is correct, as <winner>A</winner> or <winner>B</winner>; you are "
             "rewarded when you name the only one that is right (the debaters are scored by a "
-            f"check of their answers, not by you).\n\nQuestion: {self.task.prompt}"
+            f"check of their answers, not by you).\n\n{self._question()}"
         )
 
     def _exchange(self, debater: str, done: int) -> str:
