@@ -44,6 +44,58 @@ STYLES = ("humaneval", "mbpp", "cases")
 LEVELS = (1, 2, 3)
 
 
+# The arguments of the sandbox that runs the code, shared with the envs that run code replies.
+SANDBOX_ARGUMENTS = declare(
+    backend=one_of("local", "docker"),
+    backend_options=optional(mapping),
+    executor=optional(of_type(Executor, what="an rlvr.sandboxes.Executor")),
+    timeout=real(0.0, low_open=True),
+    test_timeout=real(0.0, low_open=True),
+)
+
+
+def unit_test_verifier(
+    *,
+    scoring: str = "all",
+    timeout: float = 20.0,
+    test_timeout: float = 5.0,
+    backend: str = "local",
+    backend_options: dict[str, Any] | None = None,
+    executor: Executor | None = None,
+    reveal_expected: bool = False,
+) -> UnitTestVerifier:
+    """The verifier of code replies, its settings checked and, unless you give your own
+    `executor`, the sandbox it will make checked to work here (`EnvConfigError` otherwise)."""
+    try:
+        config = UnitTestConfig(
+            scoring=scoring,
+            timeout=timeout,
+            test_timeout=test_timeout,
+            backend=backend,
+            reveal_expected=reveal_expected,
+        )
+    except ValueError as exc:
+        raise EnvConfigError(str(exc)) from None
+    if executor is None:  # the sandbox it will make: a setting that cannot work stops here
+        services.sandbox(backend, backend_options)
+    elif backend_options:
+        raise EnvConfigError(
+            "backend_options configure the sandbox the env makes, but executor= gives "
+            "your own: drop backend_options"
+        )
+    return UnitTestVerifier(config, executor=executor, backend_options=backend_options)
+
+
+def function_prompt(name: str, description: str, signature: str) -> str:
+    """The prompt of a task to write the Python function `name`."""
+    return (
+        f"Write a Python function `{name}`.\n\n{description}\n\n"
+        f"Use this signature:\n```python\n{signature}\n```\n\n"
+        "Reply with the complete function (and any imports or helpers it needs) in a "
+        "```python code block. Only the Python standard library is available."
+    )
+
+
 class CodeEnv(TextEnv):
     """Write a Python function; it is run against hidden unit tests in a sandbox.
 
@@ -94,15 +146,11 @@ class CodeEnv(TextEnv):
     """
 
     argument_checks = declare(
+        **SANDBOX_ARGUMENTS,
         tasks=optional(tasks_argument),
         difficulty=optional(level(LEVELS)),
         split=optional(text),  # which split: checked in __init__, which says how to train
         scoring=one_of("all", "fraction"),
-        backend=one_of("local", "docker"),
-        backend_options=optional(mapping),
-        executor=optional(of_type(Executor, what="an rlvr.sandboxes.Executor")),
-        timeout=real(0.0, low_open=True),
-        test_timeout=real(0.0, low_open=True),
         reveal_expected=flag,
         system_prompt=optional(text),
     )
@@ -137,24 +185,15 @@ class CodeEnv(TextEnv):
             options.refuse_replaced(
                 {"difficulty": difficulty, "split": split}, what="built-in tasks"
             )
-        try:
-            config = UnitTestConfig(
-                scoring=scoring,
-                timeout=timeout,
-                test_timeout=test_timeout,
-                backend=backend,
-                reveal_expected=reveal_expected,
-            )
-        except ValueError as exc:
-            raise EnvConfigError(str(exc)) from None
-        if executor is None:  # the sandbox it will make: a setting that cannot work stops here
-            services.sandbox(backend, backend_options)
-        elif backend_options:
-            raise EnvConfigError(
-                "backend_options configure the sandbox the env makes, but executor= gives "
-                "your own: drop backend_options"
-            )
-        verifier = UnitTestVerifier(config, executor=executor, backend_options=backend_options)
+        verifier = unit_test_verifier(
+            scoring=scoring,
+            timeout=timeout,
+            test_timeout=test_timeout,
+            backend=backend,
+            backend_options=backend_options,
+            executor=executor,
+            reveal_expected=reveal_expected,
+        )
         judge = CodeJudge(tasks, verifier, system_prompt=system_prompt)
         super().__init__(judge, render_mode=render_mode)
         self.tasks = judge.tasks
@@ -356,9 +395,11 @@ __all__ = [
     "CodeEnv",
     "CodeJudge",
     "cases_task",
+    "function_prompt",
     "humaneval_task",
     "load_code_dataset",
     "load_humaneval",
     "load_mbpp",
     "mbpp_task",
+    "unit_test_verifier",
 ]

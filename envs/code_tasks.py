@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlvr.envs import options
-from rlvr.envs.code import LEVELS
+from rlvr.envs.code import LEVELS, function_prompt
 from rlvr.verifiers.code.spec import CallCase, CodeTests
 from rlvr.verifiers.types import Task
 
@@ -33,12 +33,7 @@ class CodeProblem:
     cases: tuple[CallCase, ...] = field(default_factory=tuple)
 
     def prompt(self) -> str:
-        return (
-            f"Write a Python function `{self.name}`.\n\n{self.description}\n\n"
-            f"Use this signature:\n```python\n{self.signature}\n```\n\n"
-            "Reply with the complete function (and any imports or helpers it needs) in a "
-            "```python code block. Only the Python standard library is available."
-        )
+        return function_prompt(self.name, self.description, self.signature)
 
     def task(self) -> Task:
         tests = CodeTests(entry_point=self.name, cases=self.cases, reference=self.reference)

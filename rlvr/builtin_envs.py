@@ -74,6 +74,10 @@ MULTIAGENT_ENVS: tuple[EnvEntry, ...] = (
     EnvEntry("rlvr/Debate-v0", "rlvr.envs.multiagent.debate:DebateEnv"),
     EnvEntry("rlvr/ProposerSolver-v0", "rlvr.envs.multiagent.proposer_solver:ProposerSolverEnv"),
     EnvEntry("rlvr/SQLDebate-v0", "rlvr.envs.multiagent.sql_debate:SQLDebateEnv"),
+    EnvEntry(
+        "rlvr/CodeProposerSolver-v0",
+        "rlvr.envs.multiagent.code_proposer_solver:CodeProposerSolverEnv",
+    ),
 )
 
 

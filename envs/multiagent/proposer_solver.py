@@ -6,13 +6,14 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.judge import checked_verdict
 from rlvr.envs.multiagent.base import Round, TextAECEnv
 from rlvr.envs.multiagent.parallel import TextParallelEnv
 from rlvr.envs.multiagent.problems import MAX_CHARS, Posed, answer_in_problem, pose, question
 from rlvr.envs.options import declare, real, whole
 from rlvr.envs.replies import last_tagged
 from rlvr.verifiers.math import MathVerifier
-from rlvr.verifiers.types import Task, Verdict, content_id
+from rlvr.verifiers.types import Task, Verdict, Verifier, content_id
 
 PROPOSER = "proposer_0"
 SOLVER_PROMPT = "{question}\nPut your final answer in \\boxed{{}}."
@@ -95,19 +96,36 @@ class ProposerSolverEnv(TextAECEnv):
         max_text_length: int = 1 << 16,
     ) -> None:
         try:
-            self.verifier = MathVerifier(timeout=timeout)
+            verifier = MathVerifier(timeout=timeout)
         except ValueError as exc:
             raise EnvConfigError(str(exc)) from None
+        self._set_up(verifier, solvers, render_mode, max_text_length)
+
+    def _set_up(
+        self, verifier: Verifier, solvers: int, render_mode: str | None, max_text_length: int
+    ) -> None:
+        """The rounds around `verifier`, which judges the solvers' replies to a posed task."""
+        self.verifier = verifier
         self.solvers = [f"solver_{i}" for i in range(solvers)]
         super().__init__(
             (PROPOSER, *self.solvers), render_mode=render_mode, max_text_length=max_text_length
         )
         self.task: Task | None = None
 
+    # --- what a family changes ------------------------------------------------------------------
+
+    solver_opening: ClassVar[str] = SOLVER_OPENING
+    """What a solver reads while the proposer writes."""
+
+    def _rules(self) -> str:
+        """The proposer's opening: how to pose a problem of the family, and the reward."""
+        return PROPOSER_PROMPT.format(solvers=len(self.solvers), max_chars=MAX_CHARS)
+
+    # --- the rounds -----------------------------------------------------------------------------
+
     def _start(self, options: dict[str, Any]) -> dict[str, str]:
         self.task = None
-        opening = PROPOSER_PROMPT.format(solvers=len(self.solvers), max_chars=MAX_CHARS)
-        return {PROPOSER: opening, **dict.fromkeys(self.solvers, SOLVER_OPENING)}
+        return {PROPOSER: self._rules(), **dict.fromkeys(self.solvers, self.solver_opening)}
 
     def _movers(self) -> list[str]:
         return [PROPOSER] if self.task is None else list(self.solvers)
@@ -136,12 +154,17 @@ class ProposerSolverEnv(TextAECEnv):
             )
         if answer_in_problem(posed):
             return self._ill_posed("answer_in_problem", "the answer is written in the problem")
+        return self._posed(task, verdict, {"problem": posed.text, "family": posed.family})
+
+    def _posed(self, task: Task, verdict: Verdict, info: dict[str, Any]) -> Round:
+        """A well-posed problem (`verdict`: the check of the proposer's own answer): the solvers
+        get its prompt, and only that."""
         self.task_id = task.id
         self.task = task
         return Round(
             messages=dict.fromkeys(self.solvers, task.prompt),
             verdicts={PROPOSER: verdict},
-            info={PROPOSER: {"problem": posed.text, "family": posed.family}},
+            info={PROPOSER: info},
         )
 
     def _ill_posed(self, outcome: str, why: str, verdict: Verdict | None = None) -> Round:
@@ -162,7 +185,8 @@ class ProposerSolverEnv(TextAECEnv):
 
     def _solve(self, moves: dict[str, str]) -> Round:
         assert self.task is not None
-        verdicts = {solver: self.verifier.verify(moves[solver], self.task) for solver in moves}
+        task = self.task
+        verdicts = {solver: checked_verdict(self.verifier, moves[solver], task) for solver in moves}
         failed = frozenset(s for s, verdict in verdicts.items() if verdict.infra_error)
         scores = {s: verdict.score or 0.0 for s, verdict in verdicts.items()}
         solved = sum(1 for s in self.solvers if verdicts[s].is_correct)

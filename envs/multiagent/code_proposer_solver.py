@@ -1,0 +1,183 @@
+"""`rlvr/CodeProposerSolver-v0`: one agent poses a Python function task with tests, k solvers
+write the function; all code runs in the sandbox."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rlvr.envs.code import SANDBOX_ARGUMENTS, unit_test_verifier
+from rlvr.envs.judge import checked_verdict
+from rlvr.envs.multiagent.base import Round
+from rlvr.envs.multiagent.code_problems import (
+    MAX_SPEC_CHARS,
+    MAX_TESTS,
+    MIN_TESTS,
+    read_proposal,
+)
+from rlvr.envs.multiagent.parallel import TextParallelEnv
+from rlvr.envs.multiagent.proposer_solver import ProposerSolverEnv
+from rlvr.envs.options import declare
+from rlvr.sandboxes import Executor
+
+PROPOSER_RULES = (
+    "Pose a Python programming task for {solvers} solvers, who will each try it once, seeing "
+    "only your spec and the function's signature. Your reward is 1 - p, where p is the "
+    "fraction of solvers whose function passes all your tests, but only when some and not all "
+    "of them do (a task everyone solves, or no one solves, earns 0). Write three blocks:\n"
+    "<spec>what the function must do, at most {max_spec} characters</spec>\n"
+    "<reference>a correct solution: the function, defined at top level with def (the standard "
+    "library only)</reference>\n"
+    "<tests>{min_tests} to {max_tests} lines `name(args) == expected`, whose arguments and "
+    "expected results are Python literals (numbers, strings, lists, tuples, dicts, sets, None, "
+    "True, False)</tests>\n"
+    "For example:\n"
+    "<spec>Return the number of vowels (a, e, i, o, u, either case) in the string s.</spec>\n"
+    '<reference>\ndef count_vowels(s):\n    return sum(1 for c in s.lower() if c in "aeiou")\n'
+    "</reference>\n"
+    '<tests>\ncount_vowels("hello") == 2\ncount_vowels("") == 0\n'
+    'count_vowels("AEIOU xyz") == 5\n</tests>\n'
+    "Your reference must pass your tests (they run in a sandbox); the tests must not all be "
+    "passed by a function returning a constant, or returning its first argument; the spec "
+    "must not give the code away (no def of the function, no statement of your reference). "
+    "A task breaking these rules earns 0."
+)
+SOLVER_OPENING = (
+    "Another agent is writing a Python programming task for you; solve it when it arrives."
+)
+
+
+class CodeProposerSolverEnv(ProposerSolverEnv):
+    """A proposer poses a Python function task with a reference and tests; k solvers write the
+    function (Absolute-Zero-style learnability reward). All code runs in the sandbox.
+
+    ## Description
+    Round 1: `proposer_0` writes a task in three tagged blocks: `<spec>` (what the function
+    must do), `<reference>` (a solution defining the function at top level) and `<tests>`
+    (3 to 20 lines `name(args) == expected` with literal arguments and results; the format is
+    in `rlvr.envs.multiagent.code_problems`). The tests become `cases` of the code family's
+    `CodeTests`: plain data, never code, whose expected values never enter the sandbox. The
+    task is well-posed when it reads; the tests constrain (their expected results take two
+    different values at least, so no constant function passes them, None included, and they
+    are not all passed by returning the first argument); the spec gives nothing of the
+    reference away (no `def` of the function, no statement of its code); and the reference
+    passes all its own tests, run in the sandbox by the code family's verifier
+    (`UnitTestVerifier`, as in `rlvr/Code-v0`). Round 2, simultaneous: each of the `solvers`
+    solver agents gets the spec and the function's signature (as in `Code-v0`'s prompts) and
+    writes the function once; it runs in the sandbox against the proposer's tests.
+
+    ## Agents
+    `proposer_0`, then `solver_0` ... `solver_{k-1}` (k = `solvers`).
+
+    ## Action Space
+    `TextSpace` for every agent. The proposer's blocks are the last `<spec>`, `<reference>`
+    and `<tests>` blocks; a solver's code is its last ```python block defining the function
+    (or the whole reply if it is Python), as in `Code-v0`.
+
+    ## Observation Space
+    `TextSpace`. The proposer: the rules. A solver: the task's prompt (spec and signature)
+    only; never the proposer's reply, its reference or its tests.
+
+    ## Rewards
+    Solver: 1.0 if its function passes every test, else 0.0 (`infos[solver]["verdict"]`).
+    What a solver's code does to fake a pass (printing a report, exiting early, patching
+    builtins, objects that equal anything) fails, as in `Code-v0`: results travel back as plain
+    data and are compared on the host. Proposer: with p the solvers' success rate, `1 - p` if
+    0 < p < 1, else 0 (trivial or impossible), and 0 for a task that is not well-posed;
+    `infos[proposer_0]["outcome"]` is "learnable", "trivial", "impossible", "unreadable",
+    "outside_family", "vacuous_tests", "answer_in_problem" or "wrong_answer" (the reference
+    fails its tests), with `solve_rate`. An ill-posed task ends the episode after round 1 (the
+    solvers never act and get 0). If the sandbox fails (our machinery) on a solver's code,
+    that solver and the proposer get `infra_error`; on the reference, the proposer does
+    (outcome "infra_error").
+
+    ## Starting State
+    Nothing is drawn: the proposer starts from the rules. No reset options.
+
+    ## Episode End
+    After round 2, or after round 1 when the task is ill-posed.
+
+    ## Arguments
+    - `solvers`: the number k of solver agents, at least 2 (default 4).
+    - `backend`: the sandbox, "local" (default) or "docker"; `backend_options` (a dict for its
+      config) or `executor` (an `rlvr.sandboxes.Executor` you manage), as in `Code-v0`.
+    - `timeout`: seconds of wall time for one run of a reference or a solution (default 20);
+      `test_timeout`: seconds for one test call (default 5).
+    - `render_mode`, `max_text_length`: as for every `TextAECEnv`.
+
+    ## Version History
+    - v0: initial release: Python functions with literal test cases, learnability reward.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        **ProposerSolverEnv.metadata,
+        "name": "code_proposer_solver_v0",
+    }
+    argument_checks = declare(**SANDBOX_ARGUMENTS)
+    solver_opening: ClassVar[str] = SOLVER_OPENING
+
+    def __init__(
+        self,
+        *,
+        solvers: int = 4,
+        backend: str = "local",
+        backend_options: dict[str, Any] | None = None,
+        executor: Executor | None = None,
+        timeout: float = 20.0,
+        test_timeout: float = 5.0,
+        render_mode: str | None = None,
+        max_text_length: int = 1 << 16,
+    ) -> None:
+        verifier = unit_test_verifier(
+            timeout=timeout,
+            test_timeout=test_timeout,
+            backend=backend,
+            backend_options=backend_options,
+            executor=executor,
+        )
+        self.unit_tests = verifier  # the env made it: it closes it
+        self._set_up(verifier, solvers, render_mode, max_text_length)
+
+    def _rules(self) -> str:
+        return PROPOSER_RULES.format(
+            solvers=len(self.solvers),
+            max_spec=MAX_SPEC_CHARS,
+            min_tests=MIN_TESTS,
+            max_tests=MAX_TESTS,
+        )
+
+    def _propose(self, reply: str) -> Round:
+        reading = read_proposal(reply)
+        proposal = reading.proposal
+        if proposal is None:
+            return self._ill_posed(reading.outcome, reading.why)
+        task = proposal.task()
+        # The proposer's code runs only in the sandbox, like the solvers'.
+        verdict = checked_verdict(self.verifier, proposal.reference_reply(), task)
+        if verdict.infra_error:
+            return self._ill_posed("infra_error", "our sandbox failed on your reference", verdict)
+        if not verdict.is_correct:
+            why = "the reference fails its own tests"
+            return self._ill_posed("wrong_answer", why, verdict)
+        info = {
+            "problem": proposal.spec,
+            "family": "function",
+            "entry_point": proposal.entry_point,
+            "tests": len(proposal.cases),
+        }
+        return self._posed(task, verdict, info)
+
+    def close(self) -> None:
+        self.unit_tests.close()
+
+
+def env(**kwargs: Any) -> CodeProposerSolverEnv:
+    """The AEC env (PettingZoo module style); it enforces call order itself."""
+    return CodeProposerSolverEnv(**kwargs)
+
+
+def parallel_env(**kwargs: Any) -> TextParallelEnv:
+    """The Parallel env: the proposal in one step, the k solutions in the next."""
+    return TextParallelEnv(CodeProposerSolverEnv(**kwargs))
+
+
+raw_env = CodeProposerSolverEnv
