@@ -47,8 +47,9 @@ SOLVER_OPENING = (
 
 
 class CodeProposerSolverEnv(ProposerSolverEnv):
-    """A proposer poses a Python function task with a reference and tests; k solvers write the
-    function (Absolute-Zero-style learnability reward). All code runs in the sandbox.
+    """A proposer poses a Python function task with tests; k solvers write it (in the sandbox).
+
+    Absolute-Zero-style learnability reward for the proposer; all code runs in the sandbox.
 
     ## Description
     Round 1: `proposer_0` writes a task in three tagged blocks: `<spec>` (what the function
