@@ -3,6 +3,7 @@ write the function; all code runs in the sandbox."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from rlvr.envs.code import SANDBOX_ARGUMENTS, unit_test_verifier
@@ -18,6 +19,7 @@ from rlvr.envs.multiagent.parallel import TextParallelEnv
 from rlvr.envs.multiagent.proposer_solver import ProposerSolverEnv
 from rlvr.envs.options import declare
 from rlvr.sandboxes import Executor
+from rlvr.verifiers.types import Task, Verdict
 
 PROPOSER_RULES = (
     "Pose a Python programming task for {solvers} solvers, who will each try it once, seeing "
@@ -166,6 +168,15 @@ class CodeProposerSolverEnv(ProposerSolverEnv):
             "tests": len(proposal.cases),
         }
         return self._posed(task, verdict, info)
+
+    def _check_all(self, moves: dict[str, str], task: Task) -> dict[str, Verdict]:
+        # The sandbox runs several at once (its pool's workers): the k solutions in parallel.
+        with ThreadPoolExecutor(len(moves)) as threads:
+            futures = {
+                solver: threads.submit(checked_verdict, self.verifier, reply, task)
+                for solver, reply in moves.items()
+            }
+        return {solver: future.result() for solver, future in futures.items()}
 
     def close(self) -> None:
         self.unit_tests.close()

@@ -185,8 +185,7 @@ class ProposerSolverEnv(TextAECEnv):
 
     def _solve(self, moves: dict[str, str]) -> Round:
         assert self.task is not None
-        task = self.task
-        verdicts = {solver: checked_verdict(self.verifier, moves[solver], task) for solver in moves}
+        verdicts = self._check_all(moves, self.task)
         failed = frozenset(s for s, verdict in verdicts.items() if verdict.infra_error)
         scores = {s: verdict.score or 0.0 for s, verdict in verdicts.items()}
         solved = sum(1 for s in self.solvers if verdicts[s].is_correct)
@@ -208,6 +207,10 @@ class ProposerSolverEnv(TextAECEnv):
             infra_error=failed | ({PROPOSER} if failed else set()),
             info={PROPOSER: {"outcome": outcome, "solve_rate": solve_rate}},
         )
+
+    def _check_all(self, moves: dict[str, str], task: Task) -> dict[str, Verdict]:
+        """Each solver's reply checked by the verifier (a verifier that raises: an error)."""
+        return {solver: checked_verdict(self.verifier, moves[solver], task) for solver in moves}
 
 
 def _learnability(solve_rate: float) -> tuple[str, float]:
