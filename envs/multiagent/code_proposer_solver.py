@@ -31,7 +31,7 @@ PROPOSER_RULES = (
     "library only)</reference>\n"
     "<tests>{min_tests} to {max_tests} lines `name(args) == expected`, whose arguments and "
     "expected results are Python literals (numbers, strings, lists, tuples, dicts, sets, None, "
-    "True, False)</tests>\n"
+    "True, False), compared with exact types (2 is not 2.0 nor True)</tests>\n"
     "For example:\n"
     "<spec>Return the number of vowels (a, e, i, o, u, either case) in the string s.</spec>\n"
     '<reference>\ndef count_vowels(s):\n    return sum(1 for c in s.lower() if c in "aeiou")\n'
