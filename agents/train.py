@@ -676,7 +676,7 @@ class Trainer:
                 bar.close()
             self.close()
         self.save_checkpoint()
-        final = self._save_models(self.out / "final")
+        final = self.save_models(self.out / "final")
         self.metrics.close()
         if config.plot:
             plot_learning_curves(
@@ -797,7 +797,7 @@ class Trainer:
         self.evaluations = state["evaluations"]
         self.metrics.truncate_after(self.step)
 
-    def _save_models(self, folder: Path) -> Path:
+    def save_models(self, folder: Path) -> Path:
         """The trained model in `folder` (HF files), or with a policy per seat each seat's in
         `folder/<seat>`; returns `folder`."""
         if not self.seat_policies:

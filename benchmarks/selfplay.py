@@ -183,7 +183,7 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
             f"({metrics['time/step_seconds']:.1f} s)",
             flush=True,
         )
-    return trainer._save_models(out / "final")
+    return trainer.save_models(out / "final")
 
 
 def main() -> None:
