@@ -268,15 +268,23 @@ def merge_seat_metrics(
 
 
 def game_seats(specs: Sequence[EnvSpec]) -> list[str]:
-    """The seats of the multi-agent envs `specs`, in their order of play (the union, when the
-    envs differ)."""
+    """The seats of the multi-agent envs `specs`, in their order of play; a policy per seat
+    needs every env to have the same ones."""
     from rlvr.envs.multiagent import make
 
-    seats: list[str] = []
+    found: dict[str, list[str]] = {}
     for spec in specs:
         env = make(spec.id, **dict(spec.kwargs))
-        seats += [agent for agent in env.possible_agents if agent not in seats]
+        found[spec.id] = list(env.possible_agents)
         env.close()
+    seats = next(iter(found.values()))
+    for env_id, theirs in found.items():
+        if theirs != seats:
+            raise ValueError(
+                f"self_play.policy_per_seat gives each seat a model, so every env needs the same "
+                f"seats: {specs[0].id} has {seats}, {env_id} has {theirs}; train them in "
+                "separate runs"
+            )
     return seats
 
 

@@ -859,6 +859,8 @@ def check_envs(config: TrainConfig) -> None:
         )
     check_game_specs(config.envs)
     make_policy_check(config.self_play)
+    if config.self_play.policy_per_seat:
+        game_seats(config.envs)  # the same seats in every env
 
 
 def make_policy_check(self_play: SelfPlayConfig) -> None:

@@ -153,3 +153,6 @@ def test_a_policy_per_seat_needs_self_play_against_itself(tiny_path, tmp_path, c
     assert code != 0 and "set opponent='self'" in capsys.readouterr().err
     with pytest.raises(ValueError, match="drop --ray"):
         Trainer(duel_config(tiny_path, tmp_path, ray="local"))
+    debate = EnvSpec("rlvr/Debate-v0")
+    with pytest.raises(ValueError, match="every env needs the same seats.*separate runs"):
+        Trainer(duel_config(tiny_path, tmp_path, envs=[EnvSpec(LENGTH_DUEL), debate]))
