@@ -11,8 +11,9 @@ Who sits where:
 
 - one trained policy in every seat (self-play, the default): every seat's episode is trained,
   all by the same model;
-- a policy per seat (`GameCollector({"player_0": a, "player_1": b}, ...)`): each seat's episodes
-  come back tagged with the seat, for that seat's learner;
+- a policy per seat (`GameCollector({"player_0": a, "player_1": b}, ...)`; in training
+  `SelfPlayConfig.policy_per_seat`): each seat's episodes come back tagged with the seat, for
+  that seat's learner (`SeatLearners`);
 - the trained policy against a fixed `opponent` (a scripted agent, an earlier checkpoint): the
   trained policy takes seat k mod n in game k of a group, the opponent every other seat.
 
