@@ -11,8 +11,9 @@ Who sits where:
 
 - one trained policy in every seat (self-play, the default): every seat's episode is trained,
   all by the same model;
-- a policy per seat (`GameCollector({"player_0": a, "player_1": b}, ...)`): each seat's episodes
-  come back tagged with the seat, for that seat's learner;
+- a policy per seat (`GameCollector({"player_0": a, "player_1": b}, ...)`; in training
+  `SelfPlayConfig.policy_per_seat`): each seat's episodes come back tagged with the seat, for
+  that seat's learner (`SeatLearners`);
 - the trained policy against a fixed `opponent` (a scripted agent, an earlier checkpoint): the
   trained policy takes seat k mod n in game k of a group, the opponent every other seat.
 
@@ -22,9 +23,10 @@ same task, never with its opponent's (in a zero-sum game that would be the negat
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from rlvr.agents.policy import Policy, SamplingParams, TrainablePolicy
 from rlvr.agents.rollouts import EnvSpec, Episode, _TokenActor, check_collector_args
@@ -48,10 +50,20 @@ class SelfPlayConfig:
     eval_opponent: str = "legal"
     """The fixed opponent of held-out evaluation: eval/success_rate is the trained policy's win
     rate against it over `eval_episodes` games, seats alternating, greedy decoding."""
+    policy_per_seat: bool = False
+    """Give each seat its own policy: a copy of the starting model per seat, with its own learner
+    and optimizer (same algo and settings), trained only on that seat's episodes. Checkpoints and
+    `final/` hold a folder per seat (`final/player_0/`); each seat's model is evaluated against
+    `eval_opponent` from its own seat. Needs opponent="self"."""
 
     def __post_init__(self) -> None:
         if not self.opponent or not self.eval_opponent:
             raise ValueError("self_play.opponent and eval_opponent must name an agent")
+        if self.policy_per_seat and self.opponent != SELF:
+            raise ValueError(
+                f"self_play.policy_per_seat seats a trained policy in every seat, so there is no "
+                f"place for opponent={self.opponent!r}: set opponent='self' or drop policy_per_seat"
+            )
         if self.snapshot_every < 1:
             raise ValueError(f"self_play.snapshot_every must be >= 1, got {self.snapshot_every}")
         if self.eval_opponent in (SELF, SNAPSHOT):
@@ -188,6 +200,93 @@ class GameCollector:
         while len(pool) <= position:
             pool.append(self._make(self.specs[spec].id, **dict(self.specs[spec].kwargs)))
         return pool[position]
+
+
+class Learner(Protocol):
+    def update(self, episodes: Sequence[Episode]) -> dict[str, float]: ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+class SeatLearners:
+    """A learner per seat (`SelfPlayConfig.policy_per_seat`): `update` hands each seat's learner
+    that seat's episodes only (`episode.seat`) and returns each seat's metrics under the seat
+    (`seat_key`) and their mean over the seats under the usual keys; summed for counts."""
+
+    SUMMED = ("rollout/infra_errors",)
+
+    def __init__(self, learners: Mapping[str, Learner]) -> None:
+        self.learners = dict(learners)
+
+    def update(self, episodes: Sequence[Episode]) -> dict[str, float]:
+        unknown = sorted({str(e.seat) for e in episodes} - set(self.learners))
+        if unknown:
+            raise ValueError(f"episodes of the seats {unknown}, which have no learner")
+        per_seat: dict[str, dict[str, float]] = {}
+        for seat, learner in self.learners.items():
+            mine = [episode for episode in episodes if episode.seat == seat]
+            if mine:  # a seat that never replied this step is not updated
+                per_seat[seat] = learner.update(mine)
+        return merge_seat_metrics(per_seat, summed=self.SUMMED)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {seat: learner.state_dict() for seat, learner in self.learners.items()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        for seat, learner in self.learners.items():
+            learner.load_state_dict(state[seat])
+
+
+def seat_key(key: str, seat: str) -> str:
+    """A metric's per-seat key: the seat after the key's first part ("losses/policy" ->
+    "losses/player_0/policy", "eval/success_rate" -> "eval/player_0/success_rate")."""
+    head, _, rest = key.partition("/")
+    return f"{head}/{seat}/{rest}" if rest else f"{key}/{seat}"
+
+
+def merge_seat_metrics(
+    per_seat: Mapping[str, Mapping[str, float]], summed: Sequence[str] = ()
+) -> dict[str, float]:
+    """Each seat's metrics under `seat_key`, and under the plain key their mean over the seats
+    that have it (their sum for the keys in `summed`; a standard error, `*_se`, of the mean of
+    independent seats)."""
+    merged: dict[str, float] = {}
+    values: dict[str, list[float]] = {}
+    for seat, metrics in per_seat.items():
+        for key, value in metrics.items():
+            merged[seat_key(key, seat)] = value
+            values.setdefault(key, []).append(value)
+    for key, seen in values.items():
+        if key in summed:
+            merged[key] = float(sum(seen))
+        elif key.endswith("_se"):
+            merged[key] = math.sqrt(sum(v * v for v in seen)) / len(seen)
+        else:
+            merged[key] = float(sum(seen) / len(seen))
+    return merged
+
+
+def game_seats(specs: Sequence[EnvSpec]) -> list[str]:
+    """The seats of the multi-agent envs `specs`, in their order of play; a policy per seat
+    needs every env to have the same ones."""
+    from rlvr.envs.multiagent import make
+
+    found: dict[str, list[str]] = {}
+    for spec in specs:
+        env = make(spec.id, **dict(spec.kwargs))
+        found[spec.id] = list(env.possible_agents)
+        env.close()
+    seats = next(iter(found.values()))
+    for env_id, theirs in found.items():
+        if theirs != seats:
+            raise ValueError(
+                f"self_play.policy_per_seat gives each seat a model, so every env needs the same "
+                f"seats: {specs[0].id} has {seats}, {env_id} has {theirs}; train them in "
+                "separate runs"
+            )
+    return seats
 
 
 def is_multiagent(env_id: str) -> bool:

@@ -10,7 +10,9 @@ continues bit-for-bit like the run that was never stopped.
 Output folder: `config.toml` (the resolved config: `rlvr train --config OUTDIR/config.toml`
 reproduces the run), `metrics.jsonl`, `tb/` (TensorBoard), `learning_curve.png`,
 `checkpoints/step-N/` (`model/`, an HF folder `HFPolicy` loads, and `trainer.pt`), `final/` (the
-trained model).
+trained model). With a policy per seat (`SelfPlayConfig.policy_per_seat`) each seat's model is a
+folder of its own instead of `model/` and `final/`: `checkpoints/step-N/player_0/` (the HF folder
+and `learner.pt`, its optimizer) and `final/player_0/`.
 """
 
 from __future__ import annotations
@@ -50,10 +52,14 @@ from rlvr.agents.selfplay import (
     SELF,
     SNAPSHOT,
     GameCollector,
+    SeatLearners,
     SelfPlayConfig,
     check_game_specs,
     game_eval_kwargs,
+    game_seats,
     is_multiagent,
+    merge_seat_metrics,
+    seat_key,
 )
 from rlvr.config import ConfigError, cli, differences, dump, write_config
 from rlvr.rollout import EvalReport, MatchReport, distinct_tasks, evaluate, play_match
@@ -61,6 +67,8 @@ from rlvr.rollout import EvalReport, MatchReport, distinct_tasks, evaluate, play
 Algo = Literal["grpo", "ppo"]
 EVAL_SEED = 1_000_003
 """First reset seed of the held-out episodes (far from the training seeds)."""
+SEAT_STATE = "learner.pt"
+"""With a policy per seat: the file of a seat's checkpoint folder holding its learner's state."""
 ALGOS: tuple[str, ...] = get_args(Algo)
 MAY_CHANGE_ON_RESUME = (
     "output_dir",
@@ -176,8 +184,9 @@ class TrainConfig:
     """With `async_rollouts`: the most updates the sampling policy may be behind the learner."""
     self_play: SelfPlayConfig | None = None
     """Train on multi-agent envs (rlvr.envs.multiagent, e.g. rlvr/Connect4-v0) by self-play: the
-    trained policy takes every seat (or plays `self_play.opponent`) and each seat's episode
-    trains it on that seat's own tokens; held-out evaluation is the win rate against
+    trained policy takes every seat (or plays `self_play.opponent`; with
+    `self_play.policy_per_seat` each seat has a policy of its own) and each seat's episode trains
+    it on that seat's own tokens; held-out evaluation is the win rate against
     `self_play.eval_opponent`. `--self-play` turns it on with the defaults."""
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
     """GRPO hyperparameters (used when algo="grpo")."""
@@ -319,7 +328,14 @@ class Trainer:
             chat_template=config.chat_template,
             seed=config.seed,
         )
-        self.learner = self._make_learner()
+        self.seat_policies = self._seat_policies()
+        """With `self_play.policy_per_seat`, seat -> its policy (`policy` is the first seat's);
+        else empty."""
+        self.learner: GRPOLearner | PPOLearner | SeatLearners = (
+            SeatLearners({seat: self._make_learner(p) for seat, p in self.seat_policies.items()})
+            if self.seat_policies
+            else self._make_learner(self.policy)
+        )
         self.sampling = config.sampling()
         # With a curriculum, each env is played through one rollout spec per level.
         self.rollout_specs, self.spec_levels = rollout_specs(config.envs, config.curriculum)
@@ -349,18 +365,32 @@ class Trainer:
             self.out / "metrics.jsonl", str(self.out / "tb") if config.tensorboard else None
         )
 
-    def _make_learner(self) -> GRPOLearner | PPOLearner:
-        """The learner of `algo`, given the rollout settings it depends on."""
+    def _seat_policies(self) -> dict[str, TrainablePolicy]:
+        """With a policy per seat, each seat's: the first seat takes `policy`, every other seat
+        a copy of it (the same starting weights)."""
+        self_play = self.config.self_play
+        if self_play is None or not self_play.policy_per_seat:
+            return {}
+        seats = game_seats(self.config.envs)
+        copies = [copy.deepcopy(self.policy) for _ in seats[1:]]
+        return dict(zip(seats, [self.policy, *copies]))
+
+    def _models(self) -> dict[str, TrainablePolicy]:
+        """The trained models by the folder they are saved in: `model`, or one per seat."""
+        return self.seat_policies or {"model": self.policy}
+
+    def _make_learner(self, policy: TrainablePolicy) -> GRPOLearner | PPOLearner:
+        """The learner of `algo` for `policy`, given the rollout settings it depends on."""
         config = self.config
         if config.algo == "grpo":
             return GRPOLearner(
-                self.policy,
+                policy,
                 config.grpo,
                 temperature=config.temperature,
                 completion_budget=config.completion_budget,
                 max_new_tokens=config.max_new_tokens,
             )
-        return PPOLearner(self.policy, config.ppo, temperature=config.temperature, seed=config.seed)
+        return PPOLearner(policy, config.ppo, temperature=config.temperature, seed=config.seed)
 
     def _sampler(self) -> TrainablePolicy:
         """The policy the rollouts sample from: the learner's own; with async rollouts a copy
@@ -388,7 +418,8 @@ class Trainer:
             if opponent == SNAPSHOT:
                 self.snapshot = copy.deepcopy(self.policy)
             fixed = None if opponent == SELF else self.snapshot or make_policy(opponent)
-            return GameCollector(policy, config.envs, opponent=fixed, **settings)
+            players = self.seat_policies or policy
+            return GameCollector(players, config.envs, opponent=fixed, **settings)
         if self.env_workers is None:
             return RolloutCollector(policy, self.rollout_specs, **settings)
         from rlvr.agents.ray_rollouts import RayRolloutCollector
@@ -478,6 +509,8 @@ class Trainer:
         elapsed = time.perf_counter() - started
         self.train_seconds += elapsed
         metrics.update(rollout_metrics(sampled, self.config.envs))
+        if self.seat_policies:
+            metrics.update(_seat_rollout_metrics(sampled, self.config.envs))
         metrics["rollout/flat_groups_sampled"] = flat_group_fraction(sampled)
         if self.config.dynamic_sampling:
             metrics["rollout/sampling_rounds"] = float(rounds)
@@ -523,12 +556,32 @@ class Trainer:
 
     def evaluate(self) -> dict[str, float]:
         """Greedy success rate on each env's held-out split, with its standard error (binomial,
-        over the distinct tasks asked), and their weighted mean."""
+        over the distinct tasks asked), and their weighted mean. With a policy per seat, each
+        seat's model plays from its own seat, its figures logged under the seat
+        (`eval/player_0/success_rate`) and their mean over the seats under the usual keys."""
         sampling = dataclasses.replace(self.sampling, temperature=0.0)
+        if self.seat_policies:
+            per_seat = {
+                seat: self._evaluate_policy(policy, sampling, seat)
+                for seat, policy in self.seat_policies.items()
+            }
+            counts = [key for key in next(iter(per_seat.values())) if key.endswith("/episodes")]
+            row = merge_seat_metrics(per_seat, summed=counts)
+        else:
+            row = self._evaluate_policy(self.policy, sampling)
+        row["time/train_seconds"] = self.train_seconds
+        self.evaluations.append({"step": self.step, **row})
+        self.metrics.log(self.step, row)
+        return row
+
+    def _evaluate_policy(
+        self, policy: TrainablePolicy, sampling: SamplingParams, seat: str | None = None
+    ) -> dict[str, float]:
+        """`evaluate`'s figures of one policy (in a game, from `seat` only when given)."""
         row: dict[str, float] = {}
         total = variance = 0.0
         for index, (spec, weight) in enumerate(zip(self.config.envs, self.env_weights)):
-            report = self._held_out(index, spec, sampling)
+            report = self._held_out(index, spec, sampling, policy, seat)
             if isinstance(report, MatchReport):  # a game: the win rate against a fixed opponent
                 success, reward, played = report.win_rate, report.mean_return, len(report.games)
                 judged = played
@@ -545,20 +598,22 @@ class Trainer:
             variance += (weight * error) ** 2
         row["eval/success_rate"] = total
         row["eval/success_rate_se"] = math.sqrt(variance)
-        row["time/train_seconds"] = self.train_seconds
-        self.evaluations.append({"step": self.step, **row})
-        self.metrics.log(self.step, row)
         return row
 
     def _held_out(
-        self, index: int, spec: EnvSpec, sampling: SamplingParams
+        self,
+        index: int,
+        spec: EnvSpec,
+        sampling: SamplingParams,
+        policy: TrainablePolicy,
+        seat: str | None = None,
     ) -> EvalReport | MatchReport:
         config = self.config
         if config.self_play is None:
             seeds = self._heldout_seeds(index, spec)
             return evaluate(
                 spec.id,
-                self.policy,
+                policy,
                 episodes=len(seeds),
                 seeds=seeds,
                 batch_size=len(seeds),
@@ -568,7 +623,7 @@ class Trainer:
             )
         return play_match(
             spec.id,
-            self.policy,
+            policy,
             make_policy(config.self_play.eval_opponent),  # fresh: every evaluation the same
             games=config.eval_episodes,
             seed=EVAL_SEED,
@@ -576,6 +631,7 @@ class Trainer:
             env_kwargs=game_eval_kwargs(spec),
             batch_size=config.eval_episodes,
             max_turns=config.max_turns,
+            seat=seat,
         )
 
     def _heldout_seeds(self, index: int, spec: EnvSpec) -> list[int]:
@@ -620,7 +676,7 @@ class Trainer:
                 bar.close()
             self.close()
         self.save_checkpoint()
-        final = self.policy.save(self.out / "final")
+        final = self.save_models(self.out / "final")
         self.metrics.close()
         if config.plot:
             plot_learning_curves(
@@ -686,15 +742,26 @@ class Trainer:
         # checkpoints as they were, and resume=True picks the latest complete one.
         partial = folder.with_name(f"{folder.name}.partial")
         shutil.rmtree(partial, ignore_errors=True)
-        self.policy.save(partial / "model")
+        for name, policy in self._models().items():
+            policy.save(partial / name)
+        if isinstance(self.learner, SeatLearners):  # each seat's optimizer beside its model
+            for seat, policy in self.seat_policies.items():
+                seat_state = {
+                    "learner": self.learner.learners[seat].state_dict(),
+                    "trainable": _trainable_state(policy) if policy.lora else None,
+                }
+                torch.save(seat_state, partial / seat / SEAT_STATE)
+        per_seat = bool(self.seat_policies)
         state = {
             "step": self.step,
             "train_seconds": self.train_seconds,
             "evaluations": self.evaluations,
-            "learner": self.learner.state_dict(),
+            "learner": None if per_seat else self.learner.state_dict(),
             "task_rng": self.task_rng.bit_generator.state,
             "sample_generator": self.sample_generator.get_state(),
-            "trainable": _trainable_state(self.policy) if self.policy.lora else None,
+            "trainable": (
+                _trainable_state(self.policy) if self.policy.lora and not per_seat else None
+            ),
             "curricula": [curriculum.state_dict() for curriculum in self.curricula],
             "snapshot": self.snapshot.model.state_dict() if self.snapshot is not None else None,
             "config": self.config.to_dict(),
@@ -711,17 +778,16 @@ class Trainer:
             raise TrainingError(f"{folder} is not a checkpoint (no trainer.pt)")
         state = torch.load(folder / "trainer.pt", weights_only=False)
         self._check_same_run(folder, state.get("config", {}))
-        if self.policy.lora is not None:
-            self.policy.model.load_state_dict(state["trainable"], strict=False)
+        if isinstance(self.learner, SeatLearners):
+            for seat, policy in self.seat_policies.items():
+                seat_state = torch.load(folder / seat / SEAT_STATE, weights_only=False)
+                _load_weights(policy, folder / seat, seat_state["trainable"])
+                self.learner.learners[seat].load_state_dict(seat_state["learner"])
         else:
-            from transformers import AutoModelForCausalLM
-
-            with _quiet_transformers():
-                saved = AutoModelForCausalLM.from_pretrained(folder / "model")
-            self.policy.model.load_state_dict(saved.state_dict())
+            _load_weights(self.policy, folder / "model", state["trainable"])
+            self.learner.load_state_dict(state["learner"])
         if self.snapshot is not None:
             self.snapshot.model.load_state_dict(state["snapshot"])
-        self.learner.load_state_dict(state["learner"])
         self.task_rng.bit_generator.state = state["task_rng"]
         self.sample_generator.set_state(state["sample_generator"])
         for curriculum, saved in zip(self.curricula, state.get("curricula", [])):
@@ -730,6 +796,15 @@ class Trainer:
         self.train_seconds = state["train_seconds"]
         self.evaluations = state["evaluations"]
         self.metrics.truncate_after(self.step)
+
+    def save_models(self, folder: Path) -> Path:
+        """The trained model in `folder` (HF files), or with a policy per seat each seat's in
+        `folder/<seat>`; returns `folder`."""
+        if not self.seat_policies:
+            return self.policy.save(folder)
+        for seat, policy in self.seat_policies.items():
+            policy.save(folder / seat)
+        return folder
 
     def _check_same_run(self, folder: Path, saved: dict[str, Any]) -> None:
         """Refuse a checkpoint written with settings other than this run's, but for those in
@@ -784,6 +859,8 @@ def check_envs(config: TrainConfig) -> None:
         )
     check_game_specs(config.envs)
     make_policy_check(config.self_play)
+    if config.self_play.policy_per_seat:
+        game_seats(config.envs)  # the same seats in every env
 
 
 def make_policy_check(self_play: SelfPlayConfig) -> None:
@@ -933,6 +1010,33 @@ class InfraErrorWindow:
                 totals[env_id] = (before[0] + errors, before[1] + total)
         rates = [InfraErrorRate(env, *counts, len(self.steps)) for env, counts in totals.items()]
         return max(rates, key=lambda entry: entry.rate, default=None)
+
+
+def _seat_rollout_metrics(
+    episodes: Sequence[Episode], specs: Sequence[EnvSpec]
+) -> dict[str, float]:
+    """`rollout_metrics` of each seat's episodes, under the seat (`rollout/player_0/...`)."""
+    metrics: dict[str, float] = {}
+    for seat in sorted({str(episode.seat) for episode in episodes}):
+        mine = [episode for episode in episodes if episode.seat == seat]
+        metrics |= {seat_key(k, seat): v for k, v in rollout_metrics(mine, specs).items()}
+    return metrics
+
+
+def _load_weights(
+    policy: TrainablePolicy, folder: Path, trainable: dict[str, torch.Tensor] | None
+) -> None:
+    """Give `policy` the weights of a checkpoint: its LoRA adapters' trained state, or the
+    weights of the HF folder `folder`."""
+    if policy.lora is not None:
+        assert trainable is not None  # saved with every LoRA checkpoint
+        policy.model.load_state_dict(trainable, strict=False)
+        return
+    from transformers import AutoModelForCausalLM
+
+    with _quiet_transformers():
+        saved = AutoModelForCausalLM.from_pretrained(folder)
+    policy.model.load_state_dict(saved.state_dict())
 
 
 def _trainable_state(policy: TrainablePolicy) -> dict[str, torch.Tensor]:

@@ -21,6 +21,10 @@ rlvr/TicTacToe-v0, rlvr/Nim-v0); below, Connect Four stands for any of them.
    Four, the seven "stackers") are measured against `legal` too: a greedy model that ignores the
    board plays exactly like one of them; in Nim, also the rules "take the last stones when you
    can" and perfect play (heap % 4).
+4. `--policy-per-seat` (`SelfPlayConfig.policy_per_seat`, with `--opponent self`): each seat
+   trains a model of its own, and each seat's model is measured against `legal` both from its
+   own seat (every game in it) and over both seats (alternating), and against the start model;
+   the start model is measured from each seat too.
 
 Prints, per seed and over seeds, the win rates with 95% Wilson intervals (per seed, and over
 the seeds' games pooled; the games are the unit) and a t interval over the seeds' means;
@@ -84,8 +88,10 @@ def match(
     second: Any,
     games: int,
     temperature: float = 0.0,
+    seat: str | None = None,
 ) -> dict[str, Any]:
-    """`games` games of `first` against `second` in `game` (env id, kwargs), seats alternating."""
+    """`games` games of `first` against `second` in `game` (env id, kwargs), seats alternating
+    (or `first` always in `seat`)."""
     from rlvr.agents.policy import SamplingParams
     from rlvr.rollout import play_match
 
@@ -99,6 +105,7 @@ def match(
         env_kwargs=env_kwargs,
         sampling=SamplingParams(temperature=temperature, max_new_tokens=8),
         batch_size=min(games, 100),
+        seat=seat,
     )
     scores = report.scores()
     points = sum(scores)
@@ -159,7 +166,7 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
         threads=1,
         tensorboard=False,
         progress=False,
-        self_play=SelfPlayConfig(opponent=args.opponent),
+        self_play=SelfPlayConfig(opponent=args.opponent, policy_per_seat=args.policy_per_seat),
         algo=args.algo,
         grpo=GRPOConfig(
             lr=args.lr, overlong_buffer=args.overlong_buffer, warmup_updates=args.warmup_updates
@@ -176,7 +183,7 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
             f"({metrics['time/step_seconds']:.1f} s)",
             flush=True,
         )
-    return trainer.policy.save(out / "final")
+    return trainer.save_models(out / "final")
 
 
 def main() -> None:
@@ -207,6 +214,13 @@ def main() -> None:
         default=0,
         help="GRPOConfig.warmup_updates: the learning rate rises linearly over this many updates",
     )
+    parser.add_argument(
+        "--policy-per-seat",
+        action="store_true",
+        help="SelfPlayConfig.policy_per_seat: each seat trains its own model (--opponent self)",
+    )
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds run from this one on")
+    parser.add_argument("--model", default=None, help="the tiny model folder (default OUT/tiny)")
     args = parser.parse_args()
 
     import torch
@@ -225,7 +239,8 @@ def main() -> None:
         name = env_id.split("/")[-1].rsplit("-v", 1)[0].lower()
         args.out = "runs/bench/selfplay" + ("" if env_id == DEFAULT_ENV else f"-{name}")
     out = Path(args.out)
-    model = out / "tiny"
+    model = Path(args.model) if args.model else out / "tiny"
+    seats = list(env.possible_agents)
     started = time.perf_counter()
     if not (model / "rlvr_tiny.json").is_file():
         print(f"building the tiny {env_id} model in {model}", flush=True)
@@ -242,18 +257,22 @@ def main() -> None:
     start_policy = HFPolicy(model)
     before = match(game, start_policy, LegalMovePolicy(7), args.games)
     print(f"start model vs legal: win rate {before['win_rate']:.3f}", flush=True)
+    start_by_seat = {}
+    if args.policy_per_seat:
+        for seat in seats:
+            legal = LegalMovePolicy(7)
+            start_by_seat[seat] = match(game, start_policy, legal, args.games, seat=seat)
+            print(f"  from {seat}: {start_by_seat[seat]['win_rate']:.3f}", flush=True)
     runs = []
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         final = train_seed(model, out / f"seed-{seed}", seed, args)
-        trained = HFPolicy(final)
-        runs.append(
-            {
-                "seed": seed,
-                "vs_legal": match(game, trained, LegalMovePolicy(7), args.games),
-                # sampled, both sides: two greedy models would replay the same two games
-                "vs_start": match(game, trained, start_policy, args.games, temperature=1.0),
-            }
-        )
+        if args.policy_per_seat:
+            run: dict[str, Any] = {"seed": seed, "seats": {}}
+            for seat in seats:
+                run["seats"][seat] = measure(game, HFPolicy(final / seat), start_policy, args, seat)
+        else:
+            run = {"seed": seed, **measure(game, HFPolicy(final), start_policy, args)}
+        runs.append(run)
         print(json.dumps(runs[-1]), flush=True)
     results = {
         "command": "benchmarks/selfplay.py "
@@ -262,6 +281,43 @@ def main() -> None:
         "start_vs_legal": before,
         "fixed_move_vs_legal": stackers,
         "runs": runs,
+        **({} if args.policy_per_seat else summary(runs)),
+        "wall_seconds": time.perf_counter() - started,
+    }
+    if args.policy_per_seat:
+        results["start_vs_legal_by_seat"] = start_by_seat
+        results["seat_summary"] = {seat: seat_summary(runs, seat) for seat in seats}
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    report(results)
+
+
+def measure(
+    game: tuple[str, dict[str, Any]],
+    trained: Any,
+    start: Any,
+    args: argparse.Namespace,
+    seat: str | None = None,
+) -> dict[str, Any]:
+    """A trained model's matches: greedy vs `legal` over both seats (and from `seat` when given),
+    sampled vs the start model."""
+    from rlvr.agents.scripted import LegalMovePolicy
+
+    measured = {
+        "vs_legal": match(game, trained, LegalMovePolicy(7), args.games),
+        # sampled, both sides: two greedy models would replay the same two games
+        "vs_start": match(game, trained, start, args.games, temperature=1.0),
+    }
+    if seat is not None:
+        measured["vs_legal_own_seat"] = match(
+            game, trained, LegalMovePolicy(7), args.games, seat=seat
+        )
+    return measured
+
+
+def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Over seeds: the mean win rate vs legal (t interval over seeds, Wilson over the pooled
+    games) and the mean score vs the start model, of `runs` (each with `measure`'s keys)."""
+    figures = {
         "after_vs_legal_mean": _mean([r["vs_legal"]["win_rate"] for r in runs]),
         "after_vs_legal_t95": t_interval([r["vs_legal"]["win_rate"] for r in runs]),
         # every seed's games together: a Wilson interval over seeds x games
@@ -270,10 +326,19 @@ def main() -> None:
         ),
         "vs_start_score_mean": _mean([r["vs_start"]["score"] for r in runs]),
         "vs_start_score_t95": t_interval([r["vs_start"]["score"] for r in runs]),
-        "wall_seconds": time.perf_counter() - started,
     }
-    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    report(results)
+    if runs and "vs_legal_own_seat" in runs[0]:
+        own = [r["vs_legal_own_seat"] for r in runs]
+        figures["own_seat_vs_legal_mean"] = _mean([m["win_rate"] for m in own])
+        figures["own_seat_vs_legal_t95"] = t_interval([m["win_rate"] for m in own])
+        figures["own_seat_vs_legal_pooled"] = wilson(
+            sum(m["wins"] for m in own), sum(m["games"] for m in own)
+        )
+    return figures
+
+
+def seat_summary(runs: list[dict[str, Any]], seat: str) -> dict[str, Any]:
+    return summary([run["seats"][seat] for run in runs])
 
 
 def _mean(values: list[float]) -> float:
@@ -287,24 +352,50 @@ def report(results: dict[str, Any]) -> None:
     )
     for number, stacker in results["fixed_move_vs_legal"].items():
         print(f"  {number}: {stacker['win_rate']:.3f} ({stacker['illegal']} illegal)")
-    before = results["start_vs_legal"]
-    low, high = before["win_interval"]
-    print(f"\nstart model vs legal mover: {before['win_rate']:.3f} [{low:.3f}, {high:.3f}]")
-    print("seed  vs legal (win rate, 95% Wilson)   vs start model (score, 95% Wilson)")
-    for run in results["runs"]:
-        legal, start = run["vs_legal"], run["vs_start"]
-        print(
-            f"{run['seed']:>4}  {legal['win_rate']:.3f} [{legal['win_interval'][0]:.3f}, "
-            f"{legal['win_interval'][1]:.3f}]            {start['score']:.3f} "
-            f"[{start['score_interval'][0]:.3f}, {start['score_interval'][1]:.3f}]"
-        )
-    low, high = results["after_vs_legal_t95"]
-    print(f"mean  {results['after_vs_legal_mean']:.3f} [{low:.3f}, {high:.3f}] (t, seeds)", end="")
-    low, high = results["vs_start_score_t95"]
-    print(f"      {results['vs_start_score_mean']:.3f} [{low:.3f}, {high:.3f}]")
-    low, high = results["after_vs_legal_pooled"]
-    print(f"pooled games of all seeds vs legal: [{low:.3f}, {high:.3f}] (Wilson)")
+    print(f"\nstart model vs legal mover: {_figure(results['start_vs_legal'], 'win')}")
+    if "seat_summary" not in results:
+        report_runs(results["runs"], results)
+    for seat, figures in results.get("seat_summary", {}).items():
+        start = results["start_vs_legal_by_seat"][seat]
+        print(f"\n{seat}'s model; the start model from {seat} vs legal: {_figure(start, 'win')}")
+        runs = [run["seats"][seat] | {"seed": run["seed"]} for run in results["runs"]]
+        report_runs(runs, figures)
     print(f"wall {results['wall_seconds']:.0f} s")
+
+
+def report_runs(runs: list[dict[str, Any]], figures: dict[str, Any]) -> None:
+    own = "vs_legal_own_seat" in runs[0] if runs else False
+    print(
+        "seed  vs legal (win rate, 95% Wilson)   vs start model (score, 95% Wilson)"
+        + ("   vs legal from its own seat" if own else "")
+    )
+    for run in runs:
+        line = f"{run['seed']:>4}  {_figure(run['vs_legal'], 'win')}    "
+        line += f"        {_figure(run['vs_start'], 'score')}"
+        if own:
+            line += f"       {_figure(run['vs_legal_own_seat'], 'win')}"
+        print(line)
+    low, high = figures["after_vs_legal_t95"]
+    print(f"mean  {figures['after_vs_legal_mean']:.3f} [{low:.3f}, {high:.3f}] (t, seeds)", end="")
+    low, high = figures["vs_start_score_t95"]
+    print(f"      {figures['vs_start_score_mean']:.3f} [{low:.3f}, {high:.3f}]", end="")
+    if own:
+        low, high = figures["own_seat_vs_legal_t95"]
+        print(f"       {figures['own_seat_vs_legal_mean']:.3f} [{low:.3f}, {high:.3f}]", end="")
+    print()
+    low, high = figures["after_vs_legal_pooled"]
+    print(f"pooled games of all seeds vs legal: [{low:.3f}, {high:.3f}] (Wilson)", end="")
+    if own:
+        low, high = figures["own_seat_vs_legal_pooled"]
+        print(f"; from its own seat: [{low:.3f}, {high:.3f}]", end="")
+    print()
+
+
+def _figure(measured: dict[str, Any], kind: str) -> str:
+    """'0.500 [0.451, 0.549]': a win rate (kind 'win') or score with its Wilson interval."""
+    value = measured["win_rate" if kind == "win" else "score"]
+    low, high = measured[f"{kind}_interval"]
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
 if __name__ == "__main__":

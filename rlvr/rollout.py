@@ -775,9 +775,11 @@ def play_match(
     sampling: SamplingParams | None = None,
     batch_size: int = 16,
     max_turns: int | None = None,
+    seat: str | None = None,
 ) -> MatchReport:
     """`games` games of the multi-agent env `env_id`: game i resets with seed `seed + i` and
-    `first` takes seat i mod (number of seats), `second` every other seat."""
+    `first` takes seat i mod (number of seats), or `seat` in every game when given, `second`
+    every other seat."""
     from rlvr.envs.multiagent import make
 
     if games < 1 or batch_size < 1:
@@ -786,9 +788,11 @@ def play_match(
     report = MatchReport(env_id)
     try:
         agents = list(made[0].possible_agents)
+        if seat is not None and seat not in agents:
+            raise ValueError(f"{env_id} has no seat {seat!r}: its seats are {agents}")
         for begin in range(0, games, len(made)):
             batch = made[: min(len(made), games - begin)]
-            mine = [agents[(begin + k) % len(agents)] for k in range(len(batch))]
+            mine = [seat or agents[(begin + k) % len(agents)] for k in range(len(batch))]
             seats = seat_positions(batch)
             actors = [game_policy_actor(p, batch, sampling) for p in (first, second)]
             players = [0 if agent == mine[game] else 1 for game, agent in seats]

@@ -14,6 +14,9 @@
 - `test/Crash-v0`: addition whose env kills its own process on the reply `CRASH` (a bug).
 - `test/HalfBroken-v0`: 40 fixed additions (`register_task_env`, no split) graded by digits,
   whose verifier returns `Verdict.error` on every task with an odd answer (half of them).
+- `test/LengthDuel-v0` (multi-agent): two seats each reply once, at the same time, and each is
+  graded by its own reply's length (up to 24 characters), so an untrained model's groups differ
+  in reward in both seats.
 - `test/Few-v0`: 6 fixed additions (no split), every reply right on the 3 with an odd answer
   (a held-out set smaller than the episodes asked for).
 
@@ -152,10 +155,41 @@ def odd_answer(reply: str, task) -> bool:
     return task.answer % 2 == 1
 
 
+def length_duel(**kwargs: Any) -> Any:
+    from rlvr.envs.multiagent import Round, TextAECEnv
+
+    class LengthDuel(TextAECEnv):
+        """Both seats reply at once; each scores its reply's length in characters (up to 24)."""
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(("player_0", "player_1"), **kwargs)
+
+        def _start(self, options: dict[str, Any]) -> dict[str, str]:
+            count = int(self.np_random.integers(2, 9))
+            return {seat: f"Write {count} words." for seat in self.possible_agents}
+
+        def _movers(self) -> list[str]:
+            return list(self.possible_agents)
+
+        def _play(self, moves: dict[str, str]) -> Round:
+            rewards = {seat: min(len(move), 24) / 24 for seat, move in moves.items()}
+            done = {seat: "Done." for seat in moves}
+            return Round(messages=done, rewards=rewards, game_over=True)
+
+    return LengthDuel(**kwargs)
+
+
+LENGTH_DUEL = "test/LengthDuel-v0"
+
+
 def register() -> None:
+    from rlvr.envs import multiagent
+
     for env_id, (entry, kwargs) in ENVS.items():
         if env_id not in gym.registry:
             gym.register(env_id, entry_point=entry, kwargs=kwargs)
+    if LENGTH_DUEL not in multiagent.registry:
+        multiagent.register(LENGTH_DUEL, length_duel)
     if HALF_BROKEN not in gym.registry:
         register_task_env(HALF_BROKEN, fixed_additions(), half_broken)
     if FEW not in gym.registry:
