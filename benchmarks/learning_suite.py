@@ -12,11 +12,14 @@ Tasks (each with a tiny Qwen2 built offline and warm-started below its ceiling):
   still calls often. RL must make it call the calculator. Tool-call rate and accuracy before
   and after; 90 training CPU s per run, evaluated every 45.
 - `selfcorrect`: rlvr/MathSelfCorrect-v0 over the math task's families (two attempts, binary
-  feedback, SCoRe-style shaped reward: `reward="shaped"`, `bonus=0.5`), from the math task's
-  warm start, 90 training CPU seconds; our GRPO credits each attempt with its own
-  reward-to-go (`turn_credit`). Accuracy after the second attempt, and the SCoRe measure:
-  second-attempt accuracy minus first-attempt accuracy, before and after, with how often the
-  second answer repeats the first.
+  feedback, SCoRe-style shaped reward: `reward="shaped"`, `bonus=0.5`), 90 training CPU
+  seconds; our GRPO credits each attempt with its own reward-to-go (`turn_credit`). Its warm
+  start is the math task's, then supervised on two-attempt episodes of the env itself
+  (`build_retry_model`): a wrong first attempt (a near miss of the answer, not trained on),
+  the feedback, and the right answer; and some right first attempts. It stops as soon as the
+  second attempt beats the first by a little, below its ceiling. Accuracy after the second
+  attempt, and the SCoRe measure: second-attempt accuracy minus first-attempt accuracy,
+  before and after, with how often the second answer repeats the first and fixes it.
 - `sql`: rlvr/SQL-v0 level 1 (filters on one table) on one domain's schema (flights), without
   example rows, 2000 databases; warm start supervised on reference queries. Its held-out
   questions carry values no training question has (the split is by prompt): accuracy needs
@@ -87,8 +90,9 @@ class Task:
     eval_every: float = 15.0
     """Training CPU seconds between held-out evaluations (`--eval-every` overrides it)."""
     warm: Mapping[str, Any] = field(default_factory=dict)
-    """How the model is built: {"kind": "tiny", "target": ...}, {"kind": "tool", ...}, or
-    {"kind": "same", "as": other task}."""
+    """How the model is built: {"kind": "tiny", "target": ...}, {"kind": "tool", ...},
+    {"kind": "retry", "from": other task, ...} (`build_retry_model`), or {"kind": "same", "as":
+    other task}."""
     grpo: Mapping[str, Any] = field(default_factory=dict)
     """GRPOConfig fields of our GRPO learners on this task (e.g. per-turn credit on a
     multi-turn task)."""
@@ -152,7 +156,19 @@ TASKS: dict[str, Task] = {
         threshold=0.05,
         budget=90.0,
         eval_every=45.0,
-        warm={"kind": "same", "as": "math"},
+        warm={
+            "kind": "retry",
+            "from": "math",
+            "demos": 4000,
+            "right_share": 0.25,
+            "lr": 1e-3,
+            "batch": 64,
+            "steps": 400,
+            "eval_every": 20,
+            "eval_episodes": 200,
+            "delta_target": 0.06,
+            "first_cap": 0.36,
+        },
         grpo={"turn_credit": True},
     ),
     "sql": Task(
@@ -386,6 +402,9 @@ def build_model(out: Path, name: str) -> None:
     started = time.perf_counter()
     if task.warm["kind"] == "tool":
         build_tool_model(task, folder)
+    elif task.warm["kind"] == "retry":
+        build_model(out, task.warm["from"])
+        build_retry_model(task, model_folder(out, task.warm["from"]), folder)
     elif task.warm["kind"] == "schema":
         build_schema_model(task, folder)
     else:
@@ -533,6 +552,112 @@ def tool_warm_figures(
     chances = _call_chances(policy, probes, calls)
     figures["call_probability"] = sum(chance for chance, _ in chances) / len(chances)
     return figures
+
+
+def retry_demos(
+    task: Task, count: int, right_share: float, seed: int
+) -> list[tuple[list[dict], list[int], list[int]]]:
+    """Two-attempt demonstrations of a self-correction task, played in its env (train split),
+    as (messages, positions of the replies, positions of the replies to learn):
+
+    - `round(count * right_share)` episodes whose first attempt is the reference reply (it
+      ends the episode; learnt);
+    - the others: a first attempt with a near miss of the answer in the reference's format
+      (`_near_miss`; not learnt: the model must not learn to err), the env's feedback, and
+      the reference reply as the second attempt (learnt).
+
+    Episode i is the env's task of seed `seed + i`; which episodes are right first is drawn
+    with `seed`."""
+    import gymnasium as gym
+    import numpy as np
+
+    if not 0.0 <= right_share <= 1.0:
+        raise ValueError(f"right_share must be in [0, 1], got {right_share}")
+    rng = np.random.default_rng(seed)
+    right = set(rng.permutation(count)[: round(count * right_share)].tolist())
+    env = gym.make(task.env_id, **dict(task.kwargs))
+    demos = []
+    try:
+        for i in range(count):
+            _, info = env.reset(seed=seed + i)
+            reference = env.unwrapped.oracle_reply()
+            if i not in right:
+                gold = env.unwrapped.task.answer
+                wrong = reference.replace(
+                    f"\\boxed{{{gold}}}", f"\\boxed{{{_near_miss(gold, rng)}}}"
+                )
+                _, _, terminated, _, info = env.step(wrong)
+                if terminated:
+                    raise RuntimeError(f"{task.env_id}: a wrong first attempt ended the episode")
+            _, _, terminated, _, info = env.step(reference)
+            if not terminated or info["verdict"]["status"] != "correct":
+                raise RuntimeError(f"{task.env_id}: the reference reply was not judged correct")
+            messages = info["messages"]
+            replies = [k for k, m in enumerate(messages) if m["role"] == "assistant"]
+            demos.append((messages[: replies[-1] + 1], replies, replies[-1:]))
+    finally:
+        env.close()
+    return demos
+
+
+def _near_miss(answer: str, rng: Any) -> str:
+    """A wrong answer close to an integer `answer`: off by 1-9, 10 or 100 (a slip, a carry)."""
+    try:
+        value = int(answer)
+    except ValueError:
+        raise ValueError(f"retry demos need integer answers, got {answer!r}") from None
+    size = int(rng.choice([*range(1, 10), 10, 100]))
+    return str(value + size * int(rng.choice([-1, 1])))
+
+
+def build_retry_model(task: Task, base: Path, folder: Path) -> None:
+    """The self-correction task's warm start: the model at `base` (the math task's) supervised
+    on `retry_demos` (`demos` of them, `right_share` right first), `batch` episodes a step at
+    `lr`, until greedy decoding on `eval_episodes` held-out tasks gives a second attempt that
+    beats the first by `delta_target` (accuracy after the second attempt minus after the
+    first), or the first attempt passes `first_cap` (the demos teach the retry's format and
+    some re-solving; the rest is RL's to find), or `steps` run out. The figures at each check
+    go to `warm_start.json` beside the model."""
+    import numpy as np
+    import torch
+
+    from rlvr.agents.hf import HFPolicy
+    from rlvr.agents.tiny import supervised_loss
+
+    warm = task.warm
+    policy = HFPolicy(base)
+    demos = [
+        _episode_ids(policy, messages, replies, learnt)
+        for messages, replies, learnt in retry_demos(task, warm["demos"], warm["right_share"], 0)
+    ]
+    optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=warm["lr"])
+    rng = np.random.default_rng(0)
+    history = []
+    for step in range(warm["steps"] + 1):
+        if step % warm["eval_every"] == 0 or step == warm["steps"]:
+            judged = _quick_records(task, policy, warm["eval_episodes"], 0.0)
+            figures = self_correction(judged, [_solved(record) for record in judged])
+            history.append({"step": step, **figures})
+            print(
+                f"retry warm-start step {step}: first attempt {figures['first_attempt']:.3f}, "
+                f"delta {figures['delta']:+.3f}, fix {figures['fix_rate']:.3f}, "
+                f"repeat {figures['repeat_rate']:.3f}, {time.process_time():.0f} CPU s",
+                flush=True,
+            )
+            done = figures["delta"] >= warm["delta_target"]
+            if done or figures["first_attempt"] > warm["first_cap"] or step == warm["steps"]:
+                break
+            policy.model.train()
+        picked = rng.choice(len(demos), warm["batch"], replace=False)
+        loss = supervised_loss(policy, [demos[i] for i in picked])
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    policy.model.eval()
+    policy.save(folder)
+    (folder / "warm_start.json").write_text(
+        json.dumps({"warm": warm, "history": history}, indent=1)
+    )
 
 
 def build_schema_model(task: Task, folder: Path) -> None:
@@ -695,15 +820,19 @@ def _script(env: Any, oracle: Any, seed: int, use_tool: bool) -> tuple[list[dict
     return info["messages"][: replies[-1] + 1], replies  # nothing after the last reply
 
 
-def _episode_ids(policy: Any, messages: list[dict], replies: list[int]) -> tuple[list, list]:
+def _episode_ids(
+    policy: Any, messages: list[dict], replies: list[int], learnt: Sequence[int] | None = None
+) -> tuple[list, list]:
     """(ids, mask) of a scripted episode, laid out as training rollouts are: the prompt, then
-    each reply's ids (mask 1) and the env's follow-up ids (mask 0)."""
+    each reply's ids (mask 1, or 0 for a reply not in `learnt` when given) and the env's
+    follow-up ids (mask 0)."""
     eos = policy.tokenizer.eos_token_id
     ids = policy.encode_prompt(messages[: replies[0]])
     mask = [0] * len(ids)
     for k, at in enumerate(replies):
         reply = [*policy._encode(messages[at]["content"]), eos]
-        ids, mask = ids + reply, mask + [1] * len(reply)
+        flag = int(learnt is None or at in learnt)
+        ids, mask = ids + reply, mask + [flag] * len(reply)
         if k + 1 < len(replies):
             follow = policy.encode_followup(
                 messages[: at + 1], messages[at + 1 : replies[k + 1]], eos

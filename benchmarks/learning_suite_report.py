@@ -160,14 +160,29 @@ def check_targets(summary: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     correct = summary.get("selfcorrect", {}).get("grpo")
     if correct:
         ok = correct["extra_after"] > 0
-        sure = correct["extra_low"] > 0
+        holds_zero = correct["extra_low"] <= 0  # False without an interval (nan)
+        caveat = ", but the interval holds 0" if ok and holds_zero else ""
         lines.append(
             f"selfcorrect: delta {correct['extra_before']:+.3f} -> {correct['extra_after']:+.3f} "
             f"[{_fmt(correct['extra_low'], signed=True)}, "
             f"{_fmt(correct['extra_high'], signed=True)}] (target > 0 after training: "
-            f"{'met' if ok else 'NOT met'}{'' if sure or not ok else ', but the interval holds 0'})"
+            f"{'met' if ok else 'NOT met'}{caveat}"
+            f"; raised by RL: {_raised(correct)})"
         )
     return lines
+
+
+def _raised(row: dict[str, Any]) -> str:
+    """Whether a figure rose in training: its interval after training above its start."""
+    if math.isnan(row["extra_low"]):
+        return "no interval"
+    if row["extra_low"] > row["extra_before"]:
+        return "yes (the interval is above the start)"
+    return (
+        "yes in the median, not beyond the interval"
+        if row["extra_after"] > row["extra_before"]
+        else "no"
+    )
 
 
 def plot(out: Path, tasks: Sequence[str], learners: Sequence[str], seeds: Sequence[int],
