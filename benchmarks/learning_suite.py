@@ -23,7 +23,8 @@ Tasks (each with a tiny Qwen2 built offline and warm-started below its ceiling):
 - `sql`: rlvr/SQL-v0 level 1 (filters on one table) on one domain's schema (flights), without
   example rows, 2000 databases; warm start supervised on reference queries. Its held-out
   questions carry values no training question has (the split is by prompt): accuracy needs
-  the model to copy a number from the question (docs/agents.md).
+  the model to copy a number from the question (docs/agents.md). 120 training CPU s per
+  run, every learner at lr 4e-4 (`Task.lr`).
 
 Each run (task x learner x seed) is its own process with one torch thread, trains for the same
 budget of the process's own CPU seconds spent in training steps (rollouts and updates; the
@@ -96,6 +97,9 @@ class Task:
     grpo: Mapping[str, Any] = field(default_factory=dict)
     """GRPOConfig fields of our GRPO learners on this task (e.g. per-turn credit on a
     multi-turn task)."""
+    lr: float | None = None
+    """Learning rate of every learner, ours and TRL's, on this task (None: `LR`); a learner's
+    own `NAME@lr=X` still wins."""
 
 
 TASKS: dict[str, Task] = {
@@ -179,7 +183,11 @@ TASKS: dict[str, Task] = {
         max_new_tokens=48,
         eval_episodes=400,
         threshold=0.05,
-        budget=60.0,
+        # 120 CPU s and lr 4e-4 for every learner (docs/agents.md: at 60 s and 2e-4, ~16
+        # steps, nothing moved).
+        budget=120.0,
+        eval_every=60.0,
+        lr=4e-4,
         warm={
             "kind": "schema",
             "target": 0.25,
@@ -201,14 +209,15 @@ GRPO_GEOMETRY = {"prompts_per_step": 16, "group_size": 8}
 PPO_GEOMETRY = {"prompts_per_step": 32, "group_size": 4}
 
 
-def learner_settings(name: str) -> dict[str, Any]:
+def learner_settings(name: str, lr: float | None = None) -> dict[str, Any]:
     """TrainConfig fields of one of our learners (`grpo`, `ppo`, and the variants measured for
-    the features: `grpo-base` is GRPO without them). `NAME@lr=X,group=G,prompts=P` changes the
-    learning rate and the batch geometry of any of them."""
+    the features: `grpo-base` is GRPO without them) at learning rate `lr` (None: `LR`).
+    `NAME@lr=X,group=G,prompts=P` changes the learning rate and the batch geometry of any of
+    them."""
     import dataclasses
 
     name, _, changes = name.partition("@")
-    settings = _variant(name)
+    settings = _variant(name, LR if lr is None else lr)
     for change in filter(None, changes.split(",")):
         key, _, value = change.partition("=")
         if key == "lr":
@@ -221,11 +230,11 @@ def learner_settings(name: str) -> dict[str, Any]:
     return settings
 
 
-def trl_settings(name: str) -> dict[str, Any]:
-    """TRL's learning rate and batch geometry: our GRPO's, or as `trl@lr=X,group=G,prompts=P`
-    says."""
+def trl_settings(name: str, lr: float | None = None) -> dict[str, Any]:
+    """TRL's learning rate and batch geometry: our GRPO's (learning rate `lr`, None: `LR`), or
+    as `trl@lr=X,group=G,prompts=P` says."""
     settings: dict[str, Any] = {
-        "lr": LR,
+        "lr": LR if lr is None else lr,
         "group": GRPO_GEOMETRY["group_size"],
         "prompts": GRPO_GEOMETRY["prompts_per_step"],
     }
@@ -237,19 +246,19 @@ def trl_settings(name: str) -> dict[str, Any]:
     return settings
 
 
-def _variant(name: str) -> dict[str, Any]:
+def _variant(name: str, lr: float) -> dict[str, Any]:
     from rlvr.agents.curriculum import CurriculumConfig
     from rlvr.agents.learners.grpo import GRPOConfig
     from rlvr.agents.learners.ppo import PPOConfig
 
-    base = {"algo": "grpo", **GRPO_GEOMETRY, "grpo": GRPOConfig(lr=LR)}
+    base = {"algo": "grpo", **GRPO_GEOMETRY, "grpo": GRPOConfig(lr=lr)}
     variants: dict[str, dict[str, Any]] = {
         "grpo": {**base, "dynamic_sampling": True},
         "grpo-base": base,
         "grpo-ds": {**base, "dynamic_sampling": True},
-        "grpo-overlong": {**base, "grpo": GRPOConfig(lr=LR, overlong_buffer=4)},
+        "grpo-overlong": {**base, "grpo": GRPOConfig(lr=lr, overlong_buffer=4)},
         "grpo-curriculum": {**base, "curriculum": CurriculumConfig(levels=(1, 2), window=256)},
-        "ppo": {"algo": "ppo", **PPO_GEOMETRY, "ppo": PPOConfig(lr=LR)},
+        "ppo": {"algo": "ppo", **PPO_GEOMETRY, "ppo": PPOConfig(lr=lr)},
     }
     if name not in variants:
         raise SystemExit(f"unknown learner {name!r}; choose from {sorted(variants)} or trl")
@@ -917,7 +926,7 @@ def run_ours(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, An
     from rlvr.agents.rollouts import EnvSpec
     from rlvr.agents.train import TrainConfig, Trainer
 
-    settings = learner_settings(args.worker)
+    settings = learner_settings(args.worker, task.lr)
     if settings["algo"] == "grpo":
         settings["grpo"] = dataclasses.replace(settings["grpo"], **task.grpo)
     config = TrainConfig(
@@ -985,7 +994,7 @@ def run_trl(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any
             next_eval[0] += args.eval_every
 
     clock.on_row = on_row
-    settings = trl_settings(args.worker)
+    settings = trl_settings(args.worker, task.lr)
     prompts, generations = settings["prompts"], settings["group"]
     steps = int(args.budget * 5) + 10  # more than it can do in the budget
     trainer = trl_baseline.make_trainer(

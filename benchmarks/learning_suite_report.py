@@ -259,11 +259,15 @@ def report(
                 f"held-out tasks; a second evaluation identical: {base['repeat_identical']}"
             )
     print("\n".join(noise))
-    picture = plot(out, [t for t in tasks if t in summary], learners, seeds, titles)
     (out / "table.md").write_text(table + "\n\n" + "\n".join(targets + noise) + "\n")
     (out / "summary.json").write_text(
         json.dumps({"summary": summary, "targets": targets, "noise": noise}, indent=1) + "\n"
     )
+    finished = [t for t in tasks if t in summary]
+    if not finished:  # every run failed or is still to come: nothing to draw
+        print(f"no finished runs to plot; table: {out / 'table.md'}")
+        return summary
+    picture = plot(out, finished, learners, seeds, titles)
     if docs:
         Path(docs).write_bytes(picture.read_bytes())
     print(f"plot: {picture}\ntable: {out / 'table.md'}")
