@@ -14,6 +14,7 @@ from rlvr.envs.multiagent.code_proposer_solver import CodeProposerSolverEnv
 from rlvr.sandboxes import get_executor
 from rlvr.verifiers.types import Verdict
 from tests.envs import test_code_infra_redteam as redteam
+from tests.envs.multiagent.support import assert_learnability_rewards
 from tests.envs.multiagent.test_code_problems import REFERENCE, SPEC, TESTS, proposal
 from tests.envs.multiagent.test_proposer_solver import answer_all
 
@@ -50,12 +51,7 @@ def test_the_proposer_earns_one_minus_the_solve_rate_when_learnable(
     env = proposed(executor)
     assert env.infos["proposer_0"]["verdict"]["status"] == "correct"  # its reference passed
     answer_all(env, replies)
-    assert all(env.terminations.values())
-    assert env.infos["proposer_0"]["outcome"] == outcome
-    assert env._cumulative_rewards["proposer_0"] == reward
-    assert env.infos["proposer_0"]["rewards"] == {"learnability": reward}
-    for solver, reply in zip(env.solvers, replies):
-        assert env._cumulative_rewards[solver] == (1.0 if reply == RIGHT else 0.0)
+    assert_learnability_rewards(env, replies, outcome, reward, right=RIGHT)
     assert not any(env.infos[agent]["infra_error"] for agent in env.possible_agents)
 
 

@@ -9,12 +9,7 @@ import pytest
 
 from rlvr.envs.multiagent import make
 from rlvr.envs.multiagent.connect4 import EMPTY, Connect4Env
-
-
-def play(env: Connect4Env, columns: list[int]) -> None:
-    env.reset(seed=0)
-    for column in columns:
-        env.step(f"<move>{column}</move>")
+from tests.envs.multiagent.support import play_moves as play
 
 
 @pytest.mark.parametrize(

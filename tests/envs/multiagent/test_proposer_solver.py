@@ -11,6 +11,7 @@ from rlvr.envs.multiagent import TextParallelEnv, make
 from rlvr.envs.multiagent.proposer_solver import ProposerSolverEnv
 from rlvr.verifiers.math import MathVerifier
 from rlvr.verifiers.types import Verdict
+from tests.envs.multiagent.support import assert_learnability_rewards
 
 PROBLEM = "<problem>3(x - 2) + 5 = x/2 + 14</problem><answer>6</answer>"
 
@@ -40,12 +41,8 @@ def answer_all(env: ProposerSolverEnv, replies: list[str]) -> None:
 def test_the_proposer_earns_one_minus_the_solve_rate_when_learnable(replies, outcome, reward):
     env = proposed()
     answer_all(env, replies)
-    assert all(env.terminations.values())
-    assert env.infos["proposer_0"]["outcome"] == outcome
-    assert env._cumulative_rewards["proposer_0"] == reward
-    assert env.infos["proposer_0"]["rewards"] == {"learnability": reward}
-    for solver, reply in zip(env.solvers, replies):
-        assert env._cumulative_rewards[solver] == (1.0 if reply == "\\boxed{6}" else 0.0)
+    assert_learnability_rewards(env, replies, outcome, reward, right="\\boxed{6}")
+    for solver in env.solvers:
         assert env.infos[solver]["verdict"]["status"] in ("correct", "incorrect", "unparsable")
 
 

@@ -10,12 +10,7 @@ from pettingzoo.test import api_test, parallel_api_test, seed_test
 
 from rlvr.envs.multiagent import make, make_parallel
 from rlvr.envs.multiagent.tictactoe import TicTacToeEnv, env, parallel_env
-
-
-def play(game: TicTacToeEnv, cells: list[int]) -> None:
-    game.reset(seed=0)
-    for cell in cells:
-        game.step(f"<move>{cell}</move>")
+from tests.envs.multiagent.support import play_moves as play
 
 
 @pytest.mark.parametrize(
