@@ -33,8 +33,11 @@ import gymnasium as gym, rlvr
 env_id, repeats = sys.argv[1], int(sys.argv[2])
 if env_id in rlvr.builtin_envs.multiagent_env_ids():
     from rlvr.envs.multiagent import make
-else:
+elif env_id in gym.registry:
     make = gym.make
+else:  # an id this tree does not have (a new env, measured against an older base)
+    print(json.dumps(None))
+    sys.exit()
 times = []
 for _ in range(repeats + 1):
     started = time.perf_counter()
@@ -45,7 +48,8 @@ print(json.dumps({"first": times[0], "warm": statistics.median(times[1:])}))
 """
 
 
-def measure(env_id: str, repeats: int, env: dict[str, str], cwd: str) -> dict[str, float]:
+def measure(env_id: str, repeats: int, env: dict[str, str], cwd: str) -> dict[str, float] | None:
+    """First and warm make times of `env_id` in the tree `env` points at (None: no such id)."""
     result = subprocess.run(
         [sys.executable, "-c", DRIVER, env_id, str(repeats)],
         env=env,
@@ -75,8 +79,11 @@ def main() -> None:
         for env_id in ids:
             got = {tree: measure(env_id, args.repeats, env, scratch) for tree, env in trees.items()}
             this = got["this"]
+            assert this is not None  # the ids are this tree's own
             line = f"{env_id:<28} {this['first'] * 1e3:9.1f} {this['warm'] * 1e3:8.2f}"
-            if args.base is not None:
+            if args.base is not None and got["base"] is None:
+                line += f" {'(new id: not in base)':>45}"
+            elif args.base is not None:
                 base = got["base"]
                 line += (
                     f" {base['first'] * 1e3:10.1f} {base['warm'] * 1e3:9.2f}"
