@@ -64,7 +64,7 @@ EVAL_SEED = 1_000_003
 MIX = ["arithmetic", "linear", "word_problems"]
 # One domain's schema (with all five the warm start was at 0/64 after 300 steps), and many
 # databases, so that training questions' numbers vary as held-out ones do (docs/agents.md).
-SQL = {"domains": ["flights"], "sample_rows": 0, "databases_per_domain": 2000}
+SQL = {"domains": ["flights"], "sample_rows": 0, "databases_per_domain": 2000, "stratify": True}
 
 
 # --- the tasks -----------------------------------------------------------------------------------

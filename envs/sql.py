@@ -44,6 +44,7 @@ DIALECT_NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL", "mysql": "MySQL"}
 # Settings of the procedural generator: meaningless (and refused) when `tasks=` replaces it.
 PROCEDURAL_OPTIONS = (
     "split", "difficulty", "domains", "seed", "databases_per_domain", "twins", "sample_rows",
+    "stratify",
 )  # fmt: skip
 SYSTEM_PROMPT = "You are an expert data analyst who writes correct, efficient SQL."
 BACKENDS = ("sqlite", "postgres")
@@ -60,6 +61,7 @@ CONFIG_CHECKS = declare(
     databases_per_domain=whole(1, 10_000),
     twins=whole(0, 10),
     sample_rows=whole(0, 50),
+    stratify=flag,
     timeout_s=real(0.0, low_open=True),
     max_rows=whole(1),
     partial_credit=flag,
@@ -95,6 +97,12 @@ class SQLEnvConfig:
     must also be right on, so hard-coding the answer fails. 0 turns this off."""
     sample_rows: int = 3
     """Example rows per table shown under the schema (0: schema only)."""
+    stratify: bool = False
+    """Procedural tasks: give each question template of a level an equal share of the split.
+    Off, the split is drawn by rejection on a hash of the prompt, which skews it towards
+    templates with many distinct questions (with one domain and no sample rows, a test split
+    is mostly "How many ... greater than N?"). On, a template with no question in the split
+    is left out of it."""
     timeout_s: float = 2.0
     """Time limit of each query execution."""
     max_rows: int = 10_000
@@ -255,6 +263,7 @@ class SQLJudge(TaskJudge):
                 databases_per_domain=self.config.databases_per_domain,
                 twins=self.config.twins,
                 sample_rows=self.config.sample_rows,
+                stratify=self.config.stratify,
             )
         if not isinstance(tasks, SQLTasks):
             raise EnvConfigError(

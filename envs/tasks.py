@@ -313,9 +313,19 @@ class ProceduralSource:
     Candidates are drawn from `np.random.default_rng([seed, difficulty, i, attempt])` until one
     whose prompt hashes into the requested split turns up, so train and test never share a
     problem. `difficulty` may be a list, then each item draws its level from the list.
+
+    That rejection skews a split towards the kinds of problem with many distinct prompts: a kind
+    with eight possible prompts has none in a 10% test split about half the time. With
+    `stratify=True` each item first draws its level and a stratum (a kind of problem: the
+    generator's `strata(level)` counts them and `generate(rng, level, stratum=k)` draws only
+    from stratum k), then candidates of that stratum alone, so every stratum that has problems
+    in the split holds an equal share of it. Strata without any (a kind with a single prompt
+    that hashes into the other split) are found once, by `STRATUM_PROBES` fixed draws, and left
+    out: item `i` still depends only on (seed, split, difficulty, i).
     """
 
     MAX_ATTEMPTS = 10_000
+    STRATUM_PROBES = 256
 
     def __init__(
         self,
@@ -327,8 +337,15 @@ class ProceduralSource:
         seed: int = 0,
         size: int = 1_000_000,
         test_fraction: float = 0.1,
+        stratify: bool = False,
     ) -> None:
+        if stratify and not callable(getattr(generate, "strata", None)):
+            raise EnvConfigError(
+                f"{name}: stratify=True needs a generator with strata(level) and a stratum= "
+                "argument; use stratify=False with this generator"
+            )
         self.generate = generate
+        self.stratify = stratify
         self.name = name
         self.split = options.choice(split, SPLITS, name="split")
         self.levels = options.levels(difficulty)
@@ -343,25 +360,76 @@ class ProceduralSource:
 
     def __getitem__(self, index: int) -> Task:
         index = _check_index(index, self.size)
+        if self.stratify:
+            return self._stratified_item(index)
         for attempt in range(self.MAX_ATTEMPTS):
             rng = np.random.default_rng([self.seed, _SPLIT_SALT, index, attempt])
             level = self.levels[int(rng.integers(len(self.levels)))]
             problem = self.generate(rng, level)
-            if split_of(problem.prompt, self.test_fraction) == self.split:
-                return Task(
-                    id=f"{self.name}/{self.split}/s{self.seed}/d{level}/{index}",
-                    prompt=problem.prompt,
-                    answer=problem.answer,
-                    metadata={
-                        **problem.metadata,
-                        "difficulty": level,
-                        "split": self.split,
-                        "source": self.name,
-                    },
-                )
+            if self._in_split(problem):
+                return self._task(problem, f"d{level}/{index}", level)
         raise DatasetError(
             f"{self.name}: no problem for split {self.split!r} in {self.MAX_ATTEMPTS} draws; the "
             "problem space at this difficulty is too small for a held-out split"
+        )
+
+    def _stratified_item(self, index: int) -> Task:
+        choice = np.random.default_rng([self.seed, _SPLIT_SALT, _STRATUM_SALT, index])
+        level = self.levels[int(choice.integers(len(self.levels)))]
+        count = self.generate.strata(level)  # type: ignore[attr-defined]
+        strata = [k for k in range(count) if self._populated_stratum(level, k)]
+        if not strata:
+            raise DatasetError(
+                f"{self.name}: no stratum of difficulty {level} has a problem in split "
+                f"{self.split!r}; use stratify=False or a larger problem space"
+            )
+        stratum = strata[int(choice.integers(len(strata)))]
+        for attempt in range(self.MAX_ATTEMPTS):
+            rng = np.random.default_rng([self.seed, _SPLIT_SALT, index, attempt, stratum])
+            problem = self.generate(rng, level, stratum=stratum)  # type: ignore[call-arg]
+            if self._in_split(problem):
+                return self._task(problem, f"d{level}/k{stratum}/{index}", level, stratum=stratum)
+        raise DatasetError(
+            f"{self.name}: no problem of stratum {stratum} (difficulty {level}) for split "
+            f"{self.split!r} in {self.MAX_ATTEMPTS} draws"
+        )
+
+    def _populated_stratum(self, level: int, stratum: int) -> bool:
+        """Whether `stratum` has problems in this split, by fixed draws (so the answer, and the
+        items built on it, do not depend on which items were asked for first)."""
+        # Shared by every source of equal settings (a vector env makes one per copy), so each
+        # stratum is probed once per process; generators of equal settings compare equal.
+        key = (self.generate, self.seed, self.split, self.test_fraction, level, stratum)
+        if key not in _POPULATED:
+            _POPULATED[key] = any(
+                self._in_split(
+                    self.generate(  # type: ignore[call-arg]
+                        np.random.default_rng(
+                            [self.seed, _SPLIT_SALT, _STRATUM_SALT, level, stratum, probe]
+                        ),
+                        level,
+                        stratum=stratum,
+                    )
+                )
+                for probe in range(self.STRATUM_PROBES)
+            )
+        return _POPULATED[key]
+
+    def _in_split(self, problem: Problem) -> bool:
+        return split_of(problem.prompt, self.test_fraction) == self.split
+
+    def _task(self, problem: Problem, where: str, level: int, **extra: Any) -> Task:
+        return Task(
+            id=f"{self.name}/{self.split}/s{self.seed}/{where}",
+            prompt=problem.prompt,
+            answer=problem.answer,
+            metadata={
+                **problem.metadata,
+                "difficulty": level,
+                "split": self.split,
+                "source": self.name,
+                **extra,
+            },
         )
 
     def __repr__(self) -> str:
@@ -373,3 +441,5 @@ class ProceduralSource:
 
 # Keeps the rng stream of procedural items distinct from other uses of the same small integers.
 _SPLIT_SALT = 0x5EED
+_STRATUM_SALT = 0x57A7
+_POPULATED: dict[tuple, bool] = {}

@@ -74,14 +74,32 @@ class QuestionGenerator:
         self.sample_rows = sample_rows
         self._backend = SQLiteBackend(isolate=False)  # our own gold queries: trusted
 
-    def __call__(self, rng: np.random.Generator, difficulty: int) -> Problem:
+    def _settings(self) -> tuple:
+        return (self.domains, self.databases_per_domain, self.twins, self.sample_rows)
+
+    def __eq__(self, other: object) -> bool:  # the catalog is a function of nothing else
+        return isinstance(other, QuestionGenerator) and other._settings() == self._settings()
+
+    def __hash__(self) -> int:
+        return hash(self._settings())
+
+    def strata(self, difficulty: int) -> int:
+        """The strata of a stratified split: the level's question templates."""
+        return len(TEMPLATES[difficulty])
+
+    def __call__(
+        self, rng: np.random.Generator, difficulty: int, stratum: int | None = None
+    ) -> Problem:
         templates = TEMPLATES[difficulty]
         for _ in range(_DRAWS):
             domain = DOMAINS[self.domains[int(rng.integers(len(self.domains)))]]
             index = int(rng.integers(self.databases_per_domain))
             db_id = db_id_of(domain.name, index)
             database = self.catalog[db_id]
-            template = templates[int(rng.integers(len(templates)))]
+            if stratum is None:
+                template = templates[int(rng.integers(len(templates)))]
+            else:
+                template = templates[stratum]
             question = template(Context(rng, domain, database))
             if question is None:
                 continue
@@ -149,9 +167,12 @@ def procedural_tasks(
     twins: int = 2,
     sample_rows: int = 3,
     test_fraction: float = 0.1,
+    stratify: bool = False,
 ) -> SQLTasks:
     """Procedural text-to-SQL tasks (see `QuestionGenerator`); `twins` test-suite databases per
-    task, `sample_rows` example rows per table in the prompt (0 for the schema alone)."""
+    task, `sample_rows` example rows per table in the prompt (0 for the schema alone);
+    `stratify` gives each question template of a level an equal share of the split
+    (`ProceduralSource`)."""
     domains = options.subset(domains, DOMAINS, name="domains")
     levels = options.levels(difficulty, TEMPLATES)
     options.integer(databases_per_domain, name="databases_per_domain")
@@ -173,5 +194,6 @@ def procedural_tasks(
         seed=seed,
         size=size,
         test_fraction=test_fraction,
+        stratify=stratify,
     )
     return SQLTasks(source, catalog, name="sql")

@@ -244,3 +244,65 @@ def test_a_limit_must_be_a_positive_int(tmp_path, limit):
     with pytest.raises(EnvConfigError, match="limit must be a positive int"):
         load_jsonl(file, limit=limit)
     assert len(load_jsonl(file, limit=1)) == 1
+
+
+class KindsOfProblem:
+    """Three kinds of problem: one fixed prompt, eight prompts, and thousands of prompts."""
+
+    def strata(self, difficulty: int) -> int:
+        return 3
+
+    def __call__(
+        self, rng: np.random.Generator, difficulty: int, stratum: int | None = None
+    ) -> Problem:
+        kind = int(rng.integers(3)) if stratum is None else stratum
+        if kind == 0:
+            return Problem("Name the fixed question.", "fixed", {"kind": 0})
+        value = int(rng.integers(8 if kind == 1 else 100_000))
+        return Problem(f"Kind {kind}: echo {value}.", str(value), {"kind": kind})
+
+
+def _kinds(source: ProceduralSource, count: int) -> list[int]:
+    return [source[i].metadata["kind"] for i in range(count)]
+
+
+def test_stratified_split_gives_each_populated_stratum_an_equal_share():
+    generator = KindsOfProblem()
+    for split in ("train", "test"):
+        source = ProceduralSource(
+            generator, name="k", split=split, test_fraction=0.2, stratify=True
+        )
+        populated = {
+            kind
+            for kind, prompts in ((0, ["Name the fixed question."]), (1, _echoes(1, 8)))
+            if any(split_of(prompt, 0.2) == split for prompt in prompts)
+        } | {2}
+        kinds = _kinds(source, 600)
+        assert set(kinds) == populated
+        for kind in populated:  # equal shares, within sampling noise
+            assert abs(kinds.count(kind) / 600 - 1 / len(populated)) < 0.08
+        tasks = [source[i] for i in range(50)]
+        assert all(split_of(task.prompt, 0.2) == split for task in tasks)
+        assert all(task.metadata["stratum"] == task.metadata["kind"] for task in tasks)
+        assert tasks[3].id == f"k/{split}/s0/d1/k{tasks[3].metadata['kind']}/3"
+
+
+def _echoes(kind: int, count: int) -> list[str]:
+    return [f"Kind {kind}: echo {value}." for value in range(count)]
+
+
+def test_stratified_items_do_not_depend_on_the_order_they_are_asked_for():
+    def build() -> ProceduralSource:
+        return ProceduralSource(
+            KindsOfProblem(), name="k", split="test", test_fraction=0.2, stratify=True, seed=3
+        )
+
+    forward, backward = build(), build()
+    assert [forward[i] for i in range(40)] == [backward[i] for i in reversed(range(40))][::-1]
+    plain = ProceduralSource(KindsOfProblem(), name="k", split="test", test_fraction=0.2, seed=3)
+    assert [plain[i] for i in range(40)] != [forward[i] for i in range(40)]
+
+
+def test_stratify_needs_a_generator_with_strata():
+    with pytest.raises(ValueError, match="strata.*stratify=False"):
+        ProceduralSource(add_two, name="add", stratify=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import gymnasium as gym
 import pytest
 
@@ -41,6 +43,27 @@ def test_train_and_test_are_disjoint():
     test_prompts = {test[i].prompt for i in range(100)}
     assert not train_prompts & test_prompts
     assert {test[i].metadata["split"] for i in range(20)} == {"test"}
+
+
+def test_stratified_split_holds_every_template_with_held_out_questions_equally():
+    # One domain, no sample rows: few distinct questions per template, so a plain test split is
+    # mostly the template with a number in it (docs/agents.md, the SQL task).
+    settings = {"difficulty": 1, "domains": ["flights"], "sample_rows": 0, "stratify": True}
+    train = procedural_tasks(split="train", **settings)
+    test = procedural_tasks(split="test", **settings)
+    test_tasks = [test[i] for i in range(120)]
+    train_questions = {train[i].metadata["question"] for i in range(300)}
+    assert not {task.metadata["question"] for task in test_tasks} & train_questions
+    shares = Counter(task.metadata["template"] for task in test_tasks)
+    assert len(shares) >= 2
+    assert max(shares.values()) - min(shares.values()) < 0.25 * len(test_tasks)
+    assert {train[i].metadata["template"] for i in range(60)} == {
+        template.__name__ for template in TEMPLATES[1]
+    }
+    env = gym.make("rlvr/SQL-v0", split="test", **settings)
+    _, info = env.reset(seed=0)
+    assert info["task_id"].startswith("sql/test/s0/d1/k")
+    env.close()
 
 
 def test_tasks_are_reproducible_and_cover_every_level():
@@ -127,6 +150,8 @@ def test_config_errors_name_the_fix():
         gym.make("rlvr/SQL-v0", domains=["zoo"])
     with pytest.raises(EnvConfigError, match="timeout_s"):
         gym.make("rlvr/SQL-v0", timeout_s=0)
+    with pytest.raises(EnvConfigError, match="stratify"):
+        gym.make("rlvr/SQL-v0", stratify="yes")
 
 
 # --- the interactive protocol ---------------------------------------------------------------------
