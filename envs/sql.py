@@ -202,14 +202,15 @@ class SQLEnv(TextEnv):
 
     ## Arguments
     `tasks` (a `SQLTasks`; default procedural, configured by split, difficulty, domains, seed,
-    databases_per_domain, twins and sample_rows, which `tasks` refuses), `backend` ("sqlite",
-    "postgres", or a `Backend` object you own and close), `config` (`SQLEnvConfig`) or its
-    fields as keywords: postgres_dsn, dialect, split, difficulty, domains, seed,
-    databases_per_domain, twins, sample_rows, timeout_s, max_rows, partial_credit,
+    databases_per_domain, twins, sample_rows and stratify, which `tasks` refuses), `backend`
+    ("sqlite", "postgres", or a `Backend` object you own and close), `config` (`SQLEnvConfig`)
+    or its fields as keywords: postgres_dsn, dialect, split, difficulty, domains, seed,
+    databases_per_domain, twins, sample_rows, stratify, timeout_s, max_rows, partial_credit,
     ignore_column_order, rel_tol. Also `system_prompt`, `format_weight`, `render_mode`.
 
     ## Version History
-    - v0: initial release.
+    - v0: initial release. The `stratify` option came later; off by default, so the default
+      tasks are unchanged.
     """
 
     argument_checks = declare(**ARGUMENTS)
