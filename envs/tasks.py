@@ -13,6 +13,7 @@ every time it is asked for. Three kinds ship here:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -377,7 +378,8 @@ class ProceduralSource:
         choice = np.random.default_rng([self.seed, _SPLIT_SALT, _STRATUM_SALT, index])
         level = self.levels[int(choice.integers(len(self.levels)))]
         count = self.generate.strata(level)  # type: ignore[attr-defined]
-        strata = [k for k in range(count) if self._populated_stratum(level, k)]
+        settings = (self.generate, self.seed, self.split, self.test_fraction, level)
+        strata = [k for k in range(count) if _stratum_has_split(*settings, k)]
         if not strata:
             raise DatasetError(
                 f"{self.name}: no stratum of difficulty {level} has a problem in split "
@@ -393,27 +395,6 @@ class ProceduralSource:
             f"{self.name}: no problem of stratum {stratum} (difficulty {level}) for split "
             f"{self.split!r} in {self.MAX_ATTEMPTS} draws"
         )
-
-    def _populated_stratum(self, level: int, stratum: int) -> bool:
-        """Whether `stratum` has problems in this split, by fixed draws (so the answer, and the
-        items built on it, do not depend on which items were asked for first)."""
-        # Shared by every source of equal settings (a vector env makes one per copy), so each
-        # stratum is probed once per process; generators of equal settings compare equal.
-        key = (self.generate, self.seed, self.split, self.test_fraction, level, stratum)
-        if key not in _POPULATED:
-            _POPULATED[key] = any(
-                self._in_split(
-                    self.generate(  # type: ignore[call-arg]
-                        np.random.default_rng(
-                            [self.seed, _SPLIT_SALT, _STRATUM_SALT, level, stratum, probe]
-                        ),
-                        level,
-                        stratum=stratum,
-                    )
-                )
-                for probe in range(self.STRATUM_PROBES)
-            )
-        return _POPULATED[key]
 
     def _in_split(self, problem: Problem) -> bool:
         return split_of(problem.prompt, self.test_fraction) == self.split
@@ -442,4 +423,20 @@ class ProceduralSource:
 # Keeps the rng stream of procedural items distinct from other uses of the same small integers.
 _SPLIT_SALT = 0x5EED
 _STRATUM_SALT = 0x57A7
-_POPULATED: dict[tuple, bool] = {}
+
+
+# Shared by every source of equal settings (a vector env makes one per copy), so a stratum is
+# probed once per process; generators of equal settings compare equal (SQL's do).
+@functools.lru_cache(maxsize=1024)
+def _stratum_has_split(
+    generate: Generator, seed: int, split: str, test_fraction: float, level: int, stratum: int
+) -> bool:
+    """Whether `stratum` has problems in `split`, by `ProceduralSource.STRATUM_PROBES` fixed
+    draws (so the answer, and the items built on it, do not depend on which items were asked
+    for first)."""
+    for probe in range(ProceduralSource.STRATUM_PROBES):
+        rng = np.random.default_rng([seed, _SPLIT_SALT, _STRATUM_SALT, level, stratum, probe])
+        problem = generate(rng, level, stratum=stratum)  # type: ignore[call-arg]
+        if split_of(problem.prompt, test_fraction) == split:
+            return True
+    return False
