@@ -1,4 +1,4 @@
-"""What checking a proposal costs in rlvr/CodeProposerSolver-v0, and what the code verifier's
+"""What checking a proposal costs in rlvr/CodeProposerSolver, and what the code verifier's
 runs cost, against another checkout (`--base`, e.g. main).
 
 For each tree (this one, and `--base DIR` if given: a checkout made with `git worktree add` or
@@ -38,7 +38,7 @@ HONEST = HERE.parent / "tests" / "envs" / "multiagent" / "honest_code_proposals.
 DRIVER = """
 import json, os, resource, statistics, sys, time
 from concurrent.futures import ThreadPoolExecutor
-from rlvr.envs.multiagent import make
+from rlvr.envs.multiagent import make, registry
 from rlvr.sandboxes import get_executor
 from rlvr.verifiers.code.verifier import UnitTestConfig, UnitTestVerifier
 
@@ -57,7 +57,8 @@ def cpu_seconds(executor):  # the pool's processes (sandbox_throughput.pool_cpu_
 proposals, workers = json.loads(sys.stdin.read()), int(sys.argv[1])
 with get_executor("local", workers=workers, shared=False) as executor:
     executor.warm_up()
-    env = make("rlvr/CodeProposerSolver-v0", executor=executor, timeout=20.0, test_timeout=5.0)
+    env_id = next(name for name in registry if name.startswith("rlvr/CodeProposerSolver-"))
+    env = make(env_id, executor=executor, timeout=20.0, test_timeout=5.0)
     steps, cpus, tasks = [], [], []
     for proposal in proposals:
         env.reset(seed=0)

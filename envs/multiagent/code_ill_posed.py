@@ -1,4 +1,4 @@
-"""Ill-posed proposals for `rlvr/CodeProposerSolver-v0`, one per class the env refuses: each must
+"""Ill-posed proposals for `rlvr/CodeProposerSolver-v1`, one per class the env refuses: each must
 earn the proposer 0 however the solvers play. `CodeProposerSolverEnv.ill_posed_proposals` gives
 them to the multi-agent env checker; `tests/envs/multiagent/test_code_proposer_solver_redteam.py`
 plays them.

@@ -1,4 +1,4 @@
-"""Does a proposal's spec give its reference away? (`rlvr/CodeProposerSolver-v0`)
+"""Does a proposal's spec give its reference away? (`rlvr/CodeProposerSolver-v1`)
 
 The reference and the text the solvers see (the spec, and the signature's defaults and
 annotations) are compared as streams of Python tokens in a normal form, so that no rewrite that

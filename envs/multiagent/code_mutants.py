@@ -1,4 +1,4 @@
-"""Trivial functions a proposal's tests must reject (`rlvr/CodeProposerSolver-v0`): mutation
+"""Trivial functions a proposal's tests must reject (`rlvr/CodeProposerSolver-v1`): mutation
 testing of the tests, computed on the host from plain data (nothing of the proposal runs here).
 
 Each candidate is a function of the reference's parameters, bound from each test's call the way

@@ -1,4 +1,4 @@
-"""The Python function tasks a proposer may pose in `rlvr/CodeProposerSolver-v0`, read on the host
+"""The Python function tasks a proposer may pose in `rlvr/CodeProposerSolver-v1`, read on the host
 without running anything (the reference runs later, in the sandbox).
 
 A proposal is three tagged blocks (the last of each counts):

@@ -1,4 +1,4 @@
-"""`rlvr/CodeProposerSolver-v0`: one agent poses a Python function task with tests, k solvers
+"""`rlvr/CodeProposerSolver-v1`: one agent poses a Python function task with tests, k solvers
 write the function; all code runs in the sandbox."""
 
 from __future__ import annotations
@@ -130,12 +130,20 @@ class CodeProposerSolverEnv(ProposerSolverEnv):
     - `render_mode`, `max_text_length`: as for every `TextAECEnv`.
 
     ## Version History
+    - v1: the proposer is paid only for a well-posed task, by the rules of docs/multiagent.md
+      ("What a proposer is paid for"), which its prompt now states: the reference reproduces
+      its results (replays, more runs like a solver's, runs after the solvers; no split between
+      identical solutions), no trivial function passes the tests (mutation testing), no two
+      tests contradict each other, leaks are judged on a normal form, and any text is a
+      verdict. v0 paid for noise (a reference passing by luck split solvers submitting the same
+      code), took tests a stub passed and specs that rewrote the reference, and crashed on
+      deeply nested text.
     - v0: initial release: Python functions with literal test cases, learnability reward.
     """
 
     metadata: ClassVar[dict[str, Any]] = {
         **ProposerSolverEnv.metadata,
-        "name": "code_proposer_solver_v0",
+        "name": "code_proposer_solver_v1",
     }
     argument_checks = declare(**SANDBOX_ARGUMENTS)
     solver_opening: ClassVar[str] = SOLVER_OPENING

@@ -1,4 +1,4 @@
-"""Does a proposal's reference reproduce its results? (`rlvr/CodeProposerSolver-v0`)
+"""Does a proposal's reference reproduce its results? (`rlvr/CodeProposerSolver-v1`)
 
 A task whose own reference does not give its expected results every time, in every sandbox a
 solver might run in, is noise: solvers submitting the very same code split between pass and

@@ -1,4 +1,4 @@
-"""Honest proposals for rlvr/CodeProposerSolver-v0: plain-English specs, references a person
+"""Honest proposals for rlvr/CodeProposerSolver-v1: plain-English specs, references a person
 would write, natural tests. The well-posedness rules must accept every one (the false-refusal
 rate on them is reported in docs/multiagent.md); `test_code_problems.py` reads them on the host
 and `test_code_proposer_solver_redteam.py` plays them through the env, sandbox included."""

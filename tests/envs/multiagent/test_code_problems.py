@@ -1,4 +1,4 @@
-"""Reading a proposer's Python task on the host (rlvr/CodeProposerSolver-v0): the format, tests
+"""Reading a proposer's Python task on the host (rlvr/CodeProposerSolver-v1): the format, tests
 that do not constrain or contradict each other, a spec that gives the reference away, and text
 of any depth or shape read into a verdict; nothing is ever run here."""
 

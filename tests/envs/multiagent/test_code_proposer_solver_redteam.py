@@ -1,5 +1,5 @@
 """Red team: proposals that try to get paid for a task that is not well-posed in
-rlvr/CodeProposerSolver-v0 (issue 25), played through the env with the real sandbox.
+rlvr/CodeProposerSolver-v1 (issue 25), played through the env with the real sandbox.
 
 - Noise: a reference whose results vary between runs, from every source a reference can read
   (`code_ill_posed.NOISE_SOURCES`); the solvers echo the proposal, so they submit the reference
@@ -46,7 +46,7 @@ REFUSED = {"wrong_answer", "not_reproducible", "vacuous_tests", "answer_in_probl
 
 def new_env(executor, solvers: int = 4) -> CodeProposerSolverEnv:
     return make(
-        "rlvr/CodeProposerSolver-v0",
+        "rlvr/CodeProposerSolver-v1",
         executor=executor,
         solvers=solvers,
         timeout=TIMEOUT,
