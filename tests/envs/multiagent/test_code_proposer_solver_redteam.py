@@ -36,6 +36,7 @@ from rlvr.sandboxes.types import MiB
 from rlvr.verifiers.types import Verdict
 from tests.envs import test_code_infra_redteam as redteam
 from tests.envs.multiagent.honest_code_proposals import HONEST
+from tests.sandboxes.conftest import docker_executor, docker_image  # noqa: F401 (fixtures)
 
 executor = redteam.executor  # the fixture: a private local sandbox (2 workers), warmed up
 
@@ -245,6 +246,25 @@ def test_a_spec_that_rewrites_the_reference_gives_it_away(executor, what, leak):
     env.reset(seed=0)
     env.step(reply(f"Count the vowels of s. {leak}", LEAK_REFERENCE, LEAK_TESTS))
     assert env.infos["proposer_0"]["outcome"] == "answer_in_problem"
+
+
+@pytest.mark.docker
+def test_the_docker_backend_poses_and_refuses_alike(docker_executor):  # noqa: F811
+    proposals = dict(new_env(docker_executor).ill_posed_proposals())
+    outcomes = {}
+    for what in ("the random module", "hash()", "state kept between calls (a global)"):
+        outcomes[what] = play(docker_executor, proposals[f"not reproducible: {what}"])
+    outcomes["honest"] = play(docker_executor, reply(*HONEST[0]), [reply(*HONEST[0])] * 4)
+    assert outcomes["honest"] == (0.0, "trivial")  # posed, and every solver passes it
+    assert (
+        outcomes["hash()"]
+        == outcomes["state kept between calls (a global)"]
+        == (
+            0.0,
+            "not_reproducible",
+        )
+    )
+    assert outcomes["the random module"][1] in ("wrong_answer", "not_reproducible")
 
 
 # --- the checker's proposals, and the honest ones ---------------------------------------------
