@@ -149,8 +149,8 @@ def _proposal(reply: str) -> CodeProposal:
     entry_point, cases = _tests(tests_text)
     reference, function = _reference(reference_text, entry_point)
     arguments = ast.unparse(function.args)  # safe: the tree's depth is bounded
-    _check_unambiguous(entry_point, cases)
     parameters = Parameters.of(function.args)
+    _check_unambiguous(entry_point, parameters, cases)
     suspects = _check_constraining(parameters, cases)
     _check_not_given_away(spec + "\n" + arguments, reference, function, entry_point)
     return CodeProposal(
@@ -279,11 +279,15 @@ def _depth(tree: ast.AST) -> int:
 # --- the anti-hacking rules ---------------------------------------------------------------------
 
 
-def _check_unambiguous(entry_point: str, cases: tuple[CallCase, ...]) -> None:
-    """Refuse two tests making the same call but expecting different results."""
+def _check_unambiguous(
+    entry_point: str, parameters: Parameters, cases: tuple[CallCase, ...]
+) -> None:
+    """Refuse two tests making the same call (bound to the parameters as Python binds it:
+    `f(1)` is `f(x=1)`) but expecting different results."""
     expected: dict[Any, Any] = {}
     for case in cases:
-        call = canonical((tuple(case.args), dict(case.kwargs)))
+        bound = parameters.bind(case)
+        call = canonical(sorted(bound.items()) if bound is not None else (case.args, case.kwargs))
         result = canonical(case.expected)
         if expected.setdefault(call, result) != result:
             raise _IllPosed(

@@ -188,9 +188,9 @@ def test_honest_proposals_read_without_a_refusal():
 
 
 def test_two_tests_of_the_same_call_with_different_results_are_ambiguous():
-    tests = "f(1) == 2\nf(x=1) == 2\nf(2) == 3\nf(1) == 3"
-    reading = read_proposal(proposal("Add one.", "def f(x):\n    return x + 1\n", tests))
-    assert reading.outcome == "ambiguous_tests", reading.why
+    for tests in ("f(1) == 2\nf(2) == 3\nf(1) == 3", "f(1) == 2\nf(2) == 3\nf(x=1) == 3"):
+        reading = read_proposal(proposal("Add one.", "def f(x):\n    return x + 1\n", tests))
+        assert reading.outcome == "ambiguous_tests", reading.why
     same = "f(1) == 2\nf(1) == 2\nf(2) == 3"  # the same test twice is no contradiction
     assert read_proposal(proposal("Add one.", "def f(x):\n    return x + 1\n", same)).proposal
 
