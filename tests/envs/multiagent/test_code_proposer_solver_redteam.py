@@ -270,6 +270,7 @@ def test_the_docker_backend_poses_and_refuses_alike(docker_executor):  # noqa: F
 # --- the checker's proposals, and the honest ones ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_ill_posed_proposal_of_the_env_earns_the_proposer_nothing(executor):
     proposals = new_env(executor).ill_posed_proposals()
     assert len(proposals) >= len(NOISE_SOURCES) + len(LEAKS) + 5
@@ -285,6 +286,7 @@ def test_every_ill_posed_proposal_of_the_env_earns_the_proposer_nothing(executor
     ), refused
 
 
+@pytest.mark.slow
 def test_honest_proposals_are_all_posed(executor):
     def posed(proposal: tuple[str, str, str]) -> str:
         env = new_env(executor, solvers=2)
