@@ -235,9 +235,12 @@ def _first_change(
         return Finding("not_reproducible", "your reference did not load again in a replay")
     for case, result in zip(tests.cases, first["results"]):
         if not _passes(case, result):
-            why = "your reference failed its own tests when run again"
+            why = (
+                "your reference failed its own tests when run again with half the time of a "
+                "call and half the memory a solver gets"
+            )
             if isinstance(result, dict) and result.get("timeout"):
-                why += f": a call took more than {call_time:g}s, half the time a solver's gets"
+                why += f": a call took more than {call_time:g}s"
             return Finding("not_reproducible", why)
     for replay, replayed in zip(replays[1:], reported[1:]):
         if replay.settings.get("inputs"):
