@@ -75,7 +75,7 @@ MULTIAGENT_ENVS: tuple[EnvEntry, ...] = (
     EnvEntry("rlvr/ProposerSolver-v0", "rlvr.envs.multiagent.proposer_solver:ProposerSolverEnv"),
     EnvEntry("rlvr/SQLDebate-v0", "rlvr.envs.multiagent.sql_debate:SQLDebateEnv"),
     EnvEntry(
-        "rlvr/CodeProposerSolver-v0",
+        "rlvr/CodeProposerSolver-v1",
         "rlvr.envs.multiagent.code_proposer_solver:CodeProposerSolverEnv",
     ),
 )

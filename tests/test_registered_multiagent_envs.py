@@ -43,7 +43,7 @@ def test_the_builtin_envs_are_registered():
         "rlvr/Debate-v0",
         "rlvr/ProposerSolver-v0",
         "rlvr/SQLDebate-v0",
-        "rlvr/CodeProposerSolver-v0",
+        "rlvr/CodeProposerSolver-v1",
     ]
     assert env_ids()[: len(ENV_IDS)] == ENV_IDS
 

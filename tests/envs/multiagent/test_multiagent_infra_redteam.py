@@ -4,15 +4,24 @@ Debate and ProposerSolver judge with `MathVerifier`; whatever a debater, solver 
 writes (answers that overrun the checker, crash it, quote our error messages, are not valid
 text) must score as that agent's reply, never set `infos[agent]["infra_error"]`; a checker
 whose workers die on everything must still flag the agents whose reward depends on it.
+CodeProposerSolver replays a proposer's reference in the sandbox (`code_replays`): a reference
+that attacks only its replays (the sandbox's harness, its report, the machine's limits) must be
+refused as the proposer's fault, never flagged as ours.
 """
 
 from __future__ import annotations
 
+import textwrap
 from concurrent.futures import ThreadPoolExecutor
 
+from rlvr.envs.multiagent.code_proposer_solver import CodeProposerSolverEnv
 from rlvr.envs.multiagent.debate import DebateEnv
 from rlvr.envs.multiagent.proposer_solver import ProposerSolverEnv
+from tests.envs import test_code_infra_redteam as code_redteam
+from tests.envs.multiagent.test_code_problems import REFERENCE, proposal
 from tests.envs.test_math_infra_redteam import ANSWERS, REPLIES, pool_whose_workers_die
+
+executor = code_redteam.executor  # the fixture: a private local sandbox (2 workers), warmed up
 
 SYMBOLIC = {"prompt": "Simplify 2/sqrt(2).", "answer": "\\sqrt{2}"}  # checked in a worker
 
@@ -67,3 +76,33 @@ def test_a_checker_that_dies_on_everything_still_flags_the_debaters(monkeypatch)
     finally:
         broken.close()
     assert result == {"debater_0": (0.0, True), "debater_1": (0.0, True)}
+
+
+def test_no_reference_attacking_its_replays_makes_an_infrastructure_error(executor):
+    # In a replay's fresh interpreter the hash seed is not the sandbox's: the attack runs there
+    # only, after the reference passed its first run.
+    attacks = {
+        name: "import os\nif os.environ.get('PYTHONHASHSEED') != '0':\n"
+        + textwrap.indent(code, "    ")
+        + REFERENCE
+        for name, code in code_redteam.HOSTILE.items()
+    }
+
+    def play(reference: str) -> tuple[str, bool, float]:
+        env = CodeProposerSolverEnv(solvers=2, executor=executor, timeout=3.0, test_timeout=1.0)
+        env.reset(seed=0)
+        env.step(proposal(reference=reference))
+        info = env.infos["proposer_0"]
+        return (
+            info.get("outcome", "posed"),
+            info["infra_error"],
+            env._cumulative_rewards["proposer_0"],
+        )
+
+    with ThreadPoolExecutor(2) as threads:
+        outcomes = dict(zip(attacks, threads.map(play, attacks.values())))
+    assert {name: got for name, got in outcomes.items() if got[1] or got[2] != 0.0} == {}
+    # Those that break the run they are in are refused; the rest leave its results alone.
+    harmless = {"quote our error messages", "close its output", "hang in the call"}
+    broken = {name: outcome for name, (outcome, _, _) in outcomes.items() if name not in harmless}
+    assert set(broken.values()) <= {"not_reproducible", "outside_family"}, broken
