@@ -173,7 +173,8 @@ def arena_table(result: ArenaResult) -> str:
     confidence = round(suite.confidence * 100)
     lines = [
         f"arena {printable(suite.name)}: {printable(suite.env)}, {suite.games} games per pair "
-        f"(#{result.id}, {printable(result.created_at)}); {rating_method(result)}",
+        f"(#{result.id}, {printable(result.created_at)})",
+        rating_method(result),
         f"{'rank':>4}  {'agent':<24} {'Elo':>6}  {f'{confidence}% interval':<16} "
         f"{'points':>7} / games",
     ]
