@@ -359,7 +359,7 @@ def _chart(ranked: Sequence[BenchResult], label: str, prefix: str) -> str:
     for index, (result, env) in enumerate(zip(ranked, envs)):
         y = top + index * row
         score = 0.0 if math.isnan(env.score) else env.score
-        length = bar_width * score / scale_max
+        length = max(0.0, bar_width * score / scale_max)  # a negative score has no bar
         interval = ""
         if not math.isnan(env.ci_low):
             x1 = name_width + bar_width * env.ci_low / scale_max
