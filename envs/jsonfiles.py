@@ -48,16 +48,18 @@ def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
         raise _unreadable(exc) from None
 
 
-def parse_json(data: bytes | str, *, multiline: bool = False) -> Any:
+def parse_json(data: bytes | str, *, multiline: bool = False, unique_keys: bool = False) -> Any:
     """The JSON value of `data` (UTF-8 bytes or text), or `JSONReadError` saying what is wrong.
 
     `multiline`: `data` is a whole file, so positions are given as line and column; otherwise
-    it is one line of a JSON-lines file, and positions are columns.
+    it is one line of a JSON-lines file, and positions are columns. `unique_keys`: an object
+    naming a key twice is an error (`json.loads` keeps the last, other readers the first: a
+    file meant to be checked must not say two things).
     """
     if isinstance(data, bytes):
         data = _decode(data, multiline)
     try:
-        value = json.loads(data)
+        value = json.loads(data, object_pairs_hook=_unique_object if unique_keys else None)
     except json.JSONDecodeError as exc:
         if multiline:
             message = f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
@@ -73,13 +75,15 @@ def parse_json(data: bytes | str, *, multiline: bool = False) -> Any:
     return value
 
 
-def read_json_file(path: str | os.PathLike[str]) -> Any:
-    """The JSON value of a whole file (a leading BOM is no error); `JSONReadError` if bad."""
+def read_json_file(path: str | os.PathLike[str], *, unique_keys: bool = False) -> Any:
+    """The JSON value of a whole file (a leading BOM is no error); `JSONReadError` if bad
+    (`unique_keys`: as `parse_json`'s)."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise _unreadable(exc) from None
-    return parse_json(data[len(_BOM) :] if data.startswith(_BOM) else data, multiline=True)
+    text = data[len(_BOM) :] if data.startswith(_BOM) else data
+    return parse_json(text, multiline=True, unique_keys=unique_keys)
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
@@ -114,6 +118,17 @@ def _decode(data: bytes, multiline: bool) -> str:
         raise JSONReadError(
             f"not UTF-8 text (byte 0x{data[exc.start]:02x} at {where}); save the file as UTF-8"
         ) from None
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {key!r} appears twice in one object")
+            seen.add(key)
+    return value
 
 
 def _unreadable(exc: OSError | EOFError) -> JSONReadError:
