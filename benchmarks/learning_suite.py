@@ -1286,6 +1286,11 @@ def plan(args: argparse.Namespace) -> tuple[list[str], list[str], list[int]]:
     """The tasks, learners and seeds to run (or report): the experiment's, or the part of it
     that --tasks, --learners and --seeds pick; without --experiment, those flags or the
     defaults. Sets args.budget and args.eval_every from the experiment."""
+    if args.experiment not in (None, CUSTOM, *EXPERIMENTS):
+        raise SystemExit(
+            f"unknown experiment {args.experiment!r}: choose from {', '.join(EXPERIMENTS)}, "
+            f"or add it to EXPERIMENTS"
+        )
     experiment = EXPERIMENTS.get(args.experiment)
     defaults = (
         (list(TASKS), ["grpo", "ppo", "trl"], [0, 1, 2])
@@ -1325,7 +1330,7 @@ def plan(args: argparse.Namespace) -> tuple[list[str], list[str], list[int]]:
 def check_resumable(path: Path, expected: Mapping[str, Any]) -> None:
     """A finished run is kept (the suite resumes) only when it was made with the settings, warm
     start and held-out set it would be made with now."""
-    from learning_suite_report import first_difference
+    from learning_suite_results import first_difference
 
     made = json.loads(path.read_text()).get("provenance")
     if made is None:
@@ -1341,7 +1346,9 @@ def check_resumable(path: Path, expected: Mapping[str, Any]) -> None:
             )
 
 
-def run_all(args: argparse.Namespace, tasks: list[str], learners: list[str], seeds: list[int]):
+def run_all(
+    args: argparse.Namespace, tasks: list[str], learners: list[str], seeds: list[int]
+) -> None:
     """Build the warm starts and baselines, then every run not yet finished."""
     import rlvr  # noqa: F401  (registers the environments)
 
@@ -1381,9 +1388,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument(
         "--experiment",
-        choices=sorted(EXPERIMENTS),
-        help="a named experiment (EXPERIMENTS): its tasks, learners, seeds and budget; "
-        "--tasks, --learners, --seeds then pick a part of it",
+        help=f"a named experiment ({', '.join(EXPERIMENTS)}): its tasks, learners, seeds and "
+        "budget; --tasks, --learners, --seeds then pick a part of it",
     )
     parser.add_argument("--tasks", help=f"comma-separated, of {', '.join(TASKS)} (default: all)")
     parser.add_argument(
@@ -1432,19 +1438,20 @@ def main() -> None:
         return
     sys.path.insert(0, str(HERE))
     import learning_suite_report as report
+    import learning_suite_results as results
 
     tasks, learners, seeds = plan(args)
     args.experiment = args.experiment or CUSTOM
     if args.store:
         if args.experiment == CUSTOM:
             raise SystemExit("--store needs --experiment: only named experiments are stored")
-        report.run_cli(lambda: report.store(Path(args.out), args.experiment, Path(args.results)))
+        results.run_cli(lambda: results.store(Path(args.out), args.experiment, Path(args.results)))
         return
     if not args.report_only:
         run_all(args, tasks, learners, seeds)
         if args.prepare_only:
             return
-    report.run_cli(
+    results.run_cli(
         lambda: report.report_runs(Path(args.out), args.experiment, tasks, learners, seeds)
     )
 

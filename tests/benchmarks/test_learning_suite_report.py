@@ -1,6 +1,6 @@
-"""The learning suite's report: docs/agents.md's learning tables are what the stored results
-make, results that may not share a table are refused by name, partial runs never replace a full
-table, and the statistic is the one the tables state. No torch needed."""
+"""The learning suite's stored results and report: docs/agents.md's learning tables are what
+the stored results make, results that may not share a table are refused by name, partial runs
+never replace a full table, and the statistic is the one the tables state. No torch needed."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import learning_suite as suite
 import learning_suite_report as report
+import learning_suite_results as suite_results
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,13 +29,17 @@ SEEDS = (0, 1, 2)
 def test_the_docs_tables_are_what_the_stored_results_make():
     """CI's check: every generated block of docs/agents.md equals what the report makes from
     benchmarks/results/learning_suite (edit a number in either and this fails)."""
-    problems = report.check_docs(report.DOCS, report.RESULTS)
+    problems = report.check_docs(report.DOCS, suite_results.RESULTS)
     assert problems == [], "\n".join(problems)
 
 
 def test_every_stored_experiment_is_shown_in_the_docs():
     shown = {arg for block in report.blocks(report.DOCS.read_text()) for arg in block.args}
-    stored = {p.name for p in report.RESULTS.iterdir()} if report.RESULTS.exists() else set()
+    stored = (
+        {p.name for p in suite_results.RESULTS.iterdir()}
+        if suite_results.RESULTS.exists()
+        else set()
+    )
     assert stored <= shown, f"stored but in no docs block: {sorted(stored - shown)}"
 
 
@@ -184,7 +189,9 @@ def test_a_partial_experiment_never_reaches_the_docs(docs):
     results = docs.parent.parent / "results"
     (results / "tiny" / "math" / "ppo-s2.json").unlink()
     before = docs.read_text()
-    with pytest.raises(report.ReportError, match=r"1 of 9 runs are not stored .*math/ppo-s2"):
+    with pytest.raises(
+        suite_results.ReportError, match=r"1 of 9 runs are not stored .*math/ppo-s2"
+    ):
         report.update_docs(docs, results, pictures=False)
     assert docs.read_text() == before
     assert "math/ppo-s2" in report.check_docs(docs, results)[0]
@@ -194,16 +201,16 @@ def test_a_stored_run_outside_the_experiment_is_refused(docs):
     results = docs.parent.parent / "results"
     run = make_run("math", "grpo", 7, 0.05)
     (results / "tiny" / "math" / "grpo-s7.json").write_text(json.dumps(run))
-    with pytest.raises(report.ReportError, match="math/grpo-s7 are not in the experiment"):
-        report.complete_runs(results, "tiny")
+    with pytest.raises(suite_results.ReportError, match="math/grpo-s7 are not in the experiment"):
+        suite_results.complete_runs(results, "tiny")
 
 
 def test_a_stored_file_must_be_the_run_its_name_says(tmp_path, tiny):
     store_runs(tmp_path)
     folder = tmp_path / "tiny" / "math"
     (folder / "grpo-s0.json").write_text((folder / "grpo-s1.json").read_text())
-    with pytest.raises(report.ReportError, match="holds the run tiny/math/grpo-s1"):
-        report.stored_runs(tmp_path, "tiny")
+    with pytest.raises(suite_results.ReportError, match="holds the run tiny/math/grpo-s1"):
+        suite_results.stored_runs(tmp_path, "tiny")
 
 
 @pytest.mark.parametrize(
@@ -218,15 +225,15 @@ def test_an_unreadable_stored_result_is_named(tmp_path, tiny, bad, named):
     store_runs(tmp_path)
     path = tmp_path / "tiny" / "math" / "ppo-s1.json"
     path.write_text(bad)
-    with pytest.raises(report.ReportError, match=named) as caught:
-        report.stored_runs(tmp_path, "tiny")
+    with pytest.raises(suite_results.ReportError, match=named) as caught:
+        suite_results.stored_runs(tmp_path, "tiny")
     assert str(path) in str(caught.value)
 
 
 def test_a_result_without_provenance_is_refused_by_field(tmp_path, tiny):
     store_runs(tmp_path, change=lambda run: run["provenance"].pop("warm_start"))
-    with pytest.raises(report.ReportError, match=r"no provenance\.warm_start"):
-        report.stored_runs(tmp_path, "tiny")
+    with pytest.raises(suite_results.ReportError, match=r"no provenance\.warm_start"):
+        suite_results.stored_runs(tmp_path, "tiny")
 
 
 def test_a_marker_quoted_in_prose_is_text_and_an_unclosed_block_is_refused(docs):
@@ -239,7 +246,7 @@ def test_a_marker_quoted_in_prose_is_text_and_an_unclosed_block_is_refused(docs)
     docs.write_text(unclosed)
     (problem,) = report.check_docs(docs, results)
     assert "learning-suite:table tiny --> has no <!-- /learning-suite --> line" in problem
-    with pytest.raises(report.ReportError, match="has no"):
+    with pytest.raises(suite_results.ReportError, match="has no"):
         report.update_docs(docs, results, pictures=False)
     assert docs.read_text() == unclosed
 
@@ -298,20 +305,22 @@ def _set(path: str, value):
 )
 def test_runs_that_differ_cannot_share_a_table(tmp_path, tiny, path, value, named):
     store_runs(tmp_path, change=_set(path, value))
-    with pytest.raises(report.ReportError, match=rf"tiny/math/trl-s2 .* differ in {named} "):
-        report.experiment_table("tiny", report.complete_runs(tmp_path, "tiny"), "x")
+    with pytest.raises(suite_results.ReportError, match=rf"tiny/math/trl-s2 .* differ in {named} "):
+        report.experiment_table("tiny", suite_results.complete_runs(tmp_path, "tiny"), "x")
 
 
 def test_learners_may_differ_in_their_own_settings(tmp_path, tiny):
     store_runs(tmp_path)  # grpo, ppo, trl: each its own algo and lr
-    table = report.experiment_table("tiny", report.complete_runs(tmp_path, "tiny"), "x")
+    table = report.experiment_table("tiny", suite_results.complete_runs(tmp_path, "tiny"), "x")
     assert table.count("| Math-v0") == 3
 
 
 def test_a_run_at_another_budget_than_its_experiment_is_refused(tmp_path, tiny):
     store_runs(tmp_path, budget=10.0)
-    with pytest.raises(report.ReportError, match="ran with budget 10.0, experiment tiny sets 30.0"):
-        report.complete_runs(tmp_path, "tiny")
+    with pytest.raises(
+        suite_results.ReportError, match="ran with budget 10.0, experiment tiny sets 30.0"
+    ):
+        suite_results.complete_runs(tmp_path, "tiny")
 
 
 # --- the statistic -------------------------------------------------------------------------------
@@ -322,23 +331,23 @@ def test_a_run_at_another_budget_than_its_experiment_is_refused(tmp_path, tiny):
     [(1, 12.706), (4, 2.776), (7, 2.365), (30, 2.042), (40, 2.021), (120, 1.980)],
 )
 def test_t_quantiles_match_the_tables(df, quantile):
-    assert report.t95(df) == pytest.approx(quantile, abs=1e-3)
-    assert report.t95(df + 0.9) == report.t95(df)  # Welch's fractional df round down
+    assert suite_results.t95(df) == pytest.approx(quantile, abs=1e-3)
+    assert suite_results.t95(df + 0.9) == suite_results.t95(df)  # Welch's fractional df round down
 
 
 def test_the_interval_is_the_mean_with_its_t_interval():
-    estimate = report.mean_interval([0.045, 0.054, 0.039])
+    estimate = suite_results.mean_interval([0.045, 0.054, 0.039])
     half = 4.303 * 0.007549834 / math.sqrt(3)
     assert estimate.mean == pytest.approx(0.046)
     assert (estimate.low, estimate.high) == pytest.approx((0.046 - half, 0.046 + half), abs=1e-6)
     assert estimate.values == (0.045, 0.054, 0.039)
-    lone = report.mean_interval([0.05])
+    lone = suite_results.mean_interval([0.05])
     assert lone.mean == 0.05 and math.isnan(lone.low) and math.isnan(lone.high)
 
 
 def test_welch_difference_of_two_learners_gains():
     ours, theirs = [0.045, 0.054, 0.039, 0.045], [0.015, -0.013, 0.015, 0.019]
-    estimate = report.welch_difference(ours, theirs)
+    estimate = suite_results.welch_difference(ours, theirs)
     va, vb = 3.8225e-5 / 4, 2.18667e-4 / 4  # sample variances / n, by hand
     df = (va + vb) ** 2 / (va**2 / 3 + vb**2 / 3)
     assert 4 < df < 5  # so t(4) = 2.776
@@ -349,13 +358,13 @@ def test_welch_difference_of_two_learners_gains():
 
 @pytest.mark.parametrize(("gain", "verdict"), [(0.06, "ok"), (0.03, "held-out set too small")])
 def test_a_gain_under_three_evaluation_errors_is_flagged(gain, verdict):
-    row = {"gain": report.mean_interval([gain, gain]), "noise": 0.0145}
+    row = {"gain": suite_results.mean_interval([gain, gain]), "noise": 0.0145}
     assert report.noise_check(row).endswith(f": {verdict}")
 
 
 def test_the_table_states_the_statistic_and_shows_every_seed(tmp_path, tiny):
     store_runs(tmp_path)
-    table = report.experiment_table("tiny", report.complete_runs(tmp_path, "tiny"), "stored")
+    table = report.experiment_table("tiny", suite_results.complete_runs(tmp_path, "tiny"), "stored")
     assert "gain: mean [95% CI]" in table and "Mean over seeds [95% t-interval]" in table
     grpo = next(line for line in table.splitlines() if "rlvr GRPO" in line)
     assert "+0.045, +0.054, +0.039" in grpo  # per seed, in seed order
@@ -369,7 +378,7 @@ def test_the_table_states_the_statistic_and_shows_every_seed(tmp_path, tiny):
 
 def test_uncommitted_code_is_shown_in_the_table(tmp_path, tiny):
     store_runs(tmp_path, change=_set("dirty", True))
-    table = report.experiment_table("tiny", report.complete_runs(tmp_path, "tiny"), "stored")
+    table = report.experiment_table("tiny", suite_results.complete_runs(tmp_path, "tiny"), "stored")
     assert "with uncommitted changes (1 runs)" in table
 
 
@@ -389,7 +398,7 @@ def test_the_budget_table_compares_each_budget_with_trl(tmp_path, tiny):
         ["TRL GRPOTrainer", "30"],
         ["TRL GRPOTrainer", "120"],
     ]
-    lead = report.welch_difference(gains_of("grpo"), gains_of("trl"))
+    lead = suite_results.welch_difference(gains_of("grpo"), gains_of("trl"))
     assert rows[0].endswith(f"| {report.interval(lead, signed=True)} |")
     assert rows[-1].endswith("| - |")
 
@@ -397,7 +406,7 @@ def test_the_budget_table_compares_each_budget_with_trl(tmp_path, tiny):
 def test_the_budget_table_refuses_budgets_from_different_warm_starts(tmp_path, tiny):
     store_runs(tmp_path, "tiny")
     store_runs(tmp_path, "tiny-120", budget=120.0, change=_set("warm_start", "other"))
-    with pytest.raises(report.ReportError, match="differ in warm_start"):
+    with pytest.raises(suite_results.ReportError, match="differ in warm_start"):
         report.budget_table(["tiny", "tiny-120"], tmp_path)
 
 
@@ -422,7 +431,7 @@ def test_targets_say_whether_ours_is_ahead_beyond_the_interval(tmp_path, tiny):
 )
 def test_targets_say_whether_training_raised_the_self_correction_delta(deltas, verdict):
     start = 0.061
-    row = {"figures": [("acc@t2 - acc@t1", start, report.mean_interval(deltas))]}
+    row = {"figures": [("acc@t2 - acc@t1", start, suite_results.mean_interval(deltas))]}
     (line,) = report.target_lines({"selfcorrect": {"grpo": row}})
     assert line.endswith(f"| {verdict} |")
 
@@ -460,42 +469,42 @@ def test_a_partial_out_report_never_replaces_the_full_table(tmp_path, tiny):
 
 def test_store_copies_the_summaries_not_the_models(tmp_path, tiny):
     write_out(tmp_path / "out", "tiny", seeds=(0, 1))
-    written = report.store(tmp_path / "out", "tiny", tmp_path / "results")
+    written = suite_results.store(tmp_path / "out", "tiny", tmp_path / "results")
     assert len(written) == 6
     assert sorted(p.name for p in (tmp_path / "results" / "tiny" / "math").iterdir()) == [
         f"{learner}-s{seed}.json" for learner in LEARNERS for seed in (0, 1)
     ]
-    with pytest.raises(report.ReportError, match="3 of 9 runs are not stored"):
-        report.complete_runs(tmp_path / "results", "tiny")
+    with pytest.raises(suite_results.ReportError, match="3 of 9 runs are not stored"):
+        suite_results.complete_runs(tmp_path / "results", "tiny")
     write_out(tmp_path / "out", "tiny", seeds=(2,))
-    report.store(tmp_path / "out", "tiny", tmp_path / "results")
-    assert len(report.complete_runs(tmp_path / "results", "tiny")) == 9
+    suite_results.store(tmp_path / "out", "tiny", tmp_path / "results")
+    assert len(suite_results.complete_runs(tmp_path / "results", "tiny")) == 9
 
 
 def test_store_refuses_runs_from_uncommitted_code(tmp_path, tiny):
     write_out(tmp_path / "out", "tiny", change=_set("dirty", True))
-    with pytest.raises(report.ReportError, match="math/trl-s2 ran from uncommitted code"):
-        report.store(tmp_path / "out", "tiny", tmp_path / "results")
+    with pytest.raises(suite_results.ReportError, match="math/trl-s2 ran from uncommitted code"):
+        suite_results.store(tmp_path / "out", "tiny", tmp_path / "results")
     assert not (tmp_path / "results").exists()
 
 
 def test_store_refuses_runs_that_could_not_share_the_stored_table(tmp_path, tiny):
     write_out(tmp_path / "out", "tiny", seeds=(0, 1))
-    report.store(tmp_path / "out", "tiny", tmp_path / "results")
+    suite_results.store(tmp_path / "out", "tiny", tmp_path / "results")
     write_out(
         tmp_path / "other",
         "tiny",
         seeds=(2,),
         change=lambda r: r["provenance"].update(warm_start="new"),
     )
-    with pytest.raises(report.ReportError, match="differ in warm_start"):
-        report.store(tmp_path / "other", "tiny", tmp_path / "results")
+    with pytest.raises(suite_results.ReportError, match="differ in warm_start"):
+        suite_results.store(tmp_path / "other", "tiny", tmp_path / "results")
     assert not (tmp_path / "results" / "tiny" / "math" / "grpo-s2.json").exists()
 
 
 def test_only_named_experiments_are_stored(tmp_path):
-    with pytest.raises(report.ReportError, match="only a named experiment is stored"):
-        report.store(tmp_path, suite.CUSTOM, tmp_path / "results")
+    with pytest.raises(suite_results.ReportError, match="only a named experiment is stored"):
+        suite_results.store(tmp_path, suite.CUSTOM, tmp_path / "results")
 
 
 # --- the suite's command line --------------------------------------------------------------------
@@ -541,6 +550,7 @@ def test_an_experiment_fixes_its_runs_and_flags_pick_a_part(tiny):
         (("experiment", "tiny", "budget", 10.0), "drop --budget/--eval-every"),
         (("seeds", "0,one"), "give integers separated by commas"),
         (("tasks", "chess"), r"unknown task\(s\) \['chess'\]"),
+        (("experiment", "math-31"), "unknown experiment 'math-31': choose from math-30, "),
     ],
 )
 def test_the_plan_refuses_what_the_experiment_does_not_hold(tiny, argv, message):
