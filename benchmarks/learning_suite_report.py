@@ -339,7 +339,7 @@ def target_lines(rows: Mapping[str, Mapping[str, dict[str, Any]]]) -> list[str]:
         for task, r in pairs.items():
             ours, theirs = r["grpo"]["gain"], r[REFERENCE]["gain"]
             lead = welch_difference(ours.values, theirs.values)
-            ratios[task] = ours.mean / theirs.mean if theirs.mean > 0 else math.inf
+            ratios[task] = gain_ratio(ours.mean, theirs.mean)
             figures.append(
                 f"{task} ({len(ours.values)} seeds) {interval(ours, True)} vs "
                 f"{interval(theirs, True)}, ours - TRL {interval(lead, True)}"
@@ -352,7 +352,7 @@ def target_lines(rows: Mapping[str, Mapping[str, dict[str, Any]]]) -> list[str]:
             f"means; beyond the interval on {_list(beyond)} |"
         )
         strong = [task for task, ratio in ratios.items() if ratio >= 1.5]
-        shown = ", ".join(f"{task} {ratio:.2f}x" for task, ratio in ratios.items())
+        shown = ", ".join(f"{task} {_fmt(ratio, 2)}x" for task, ratio in ratios.items())
         lines.append(
             f"| >= 1.5x TRL's gain on two tasks | {shown} (ratio of mean gains) | "
             f"{'met' if len(strong) >= 2 else 'NOT met'}: {_list(strong)} |"
@@ -376,6 +376,13 @@ def target_lines(rows: Mapping[str, Mapping[str, dict[str, Any]]]) -> list[str]:
             f"{'met' if delta.mean > 0 else 'NOT met'} ({raised}) |"
         )
     return lines
+
+
+def gain_ratio(ours: float, theirs: float) -> float:
+    """Our mean gain over theirs: inf where only ours is positive, nan where neither is."""
+    if theirs > 0:
+        return ours / theirs
+    return math.inf if ours > 0 else math.nan
 
 
 def _list(items: Sequence[str]) -> str:

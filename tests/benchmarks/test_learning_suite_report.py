@@ -422,6 +422,16 @@ def test_targets_say_whether_ours_is_ahead_beyond_the_interval(tmp_path, tiny):
 
 
 @pytest.mark.parametrize(
+    ("ours", "theirs", "ratio"), [(0.045, 0.015, 3.0), (0.02, -0.01, math.inf), (-0.01, 0.0, None)]
+)
+def test_the_gain_ratio_is_only_a_ratio_where_trl_gained(ours, theirs, ratio):
+    if ratio is None:
+        assert math.isnan(report.gain_ratio(ours, theirs))
+    else:
+        assert report.gain_ratio(ours, theirs) == pytest.approx(ratio)
+
+
+@pytest.mark.parametrize(
     ("deltas", "verdict"),
     [
         ([0.072, 0.070, 0.074], "met (raised beyond the interval)"),
