@@ -930,10 +930,11 @@ def run_settings(name: str, learner: str, budget: float, eval_every: float) -> d
     fields |= {"budget": budget, "eval_every": eval_every}
     evaluation = {"seed": EVAL_SEED, "temperature": 0.0}
     if learner.partition("@")[0] == "trl":
-        ours: dict[str, Any] = trl_settings(learner, task.lr)
+        trainer: dict[str, Any] = trl_settings(learner, task.lr)
     else:
-        ours = our_settings(task, learner)
-    return _jsonable({"task": {"name": name, **fields, "evaluation": evaluation}, "learner": ours})
+        trainer = our_settings(task, learner)
+    task_fields = {"name": name, **fields, "evaluation": evaluation}
+    return _jsonable({"task": task_fields, "learner": trainer})
 
 
 def git_state() -> dict[str, Any]:
