@@ -320,15 +320,20 @@ def targets_table(experiments: Sequence[str], results: Path) -> str:
                 raise ReportError(f"task {task} is in two of {', '.join(experiments)}: pick one")
             rows[task] = {learner: summarise(runs) for learner, runs in learners.items()}
     lines = [
-        "| target | figure: mean [95% CI] over seeds | met? |",
-        "| --- | --- | --- |",
-        *target_lines(rows),
+        *targets_markdown(rows),
         "",
         f"{STATISTIC}; `ours - TRL` is the difference of mean gains with Welch's 95% interval. "
         f"From experiments {', '.join(f'`{name}`' for name in experiments)} "
         f"(benchmarks/results/learning_suite).",
     ]
     return "\n".join(lines)
+
+
+def targets_markdown(rows: Mapping[str, Mapping[str, dict[str, Any]]]) -> list[str]:
+    """The targets' table lines (no lines where no target applies to `rows`)."""
+    lines = target_lines(rows)
+    header = ["| target | figure: mean [95% CI] over seeds | met? |", "| --- | --- | --- |"]
+    return header + lines if lines else []
 
 
 def target_lines(rows: Mapping[str, Mapping[str, dict[str, Any]]]) -> list[str]:
@@ -352,10 +357,10 @@ def target_lines(rows: Mapping[str, Mapping[str, dict[str, Any]]]) -> list[str]:
             f"means; beyond the interval on {_list(beyond)} |"
         )
         strong = [task for task, ratio in ratios.items() if ratio >= 1.5]
-        shown = ", ".join(f"{task} {_fmt(ratio, 2)}x" for task, ratio in ratios.items())
+        shown = ", ".join(f"{task} {_ratio(ratio)}" for task, ratio in ratios.items())
         lines.append(
             f"| >= 1.5x TRL's gain on two tasks | {shown} (ratio of mean gains) | "
-            f"{'met' if len(strong) >= 2 else 'NOT met'}: {_list(strong)} |"
+            f"{'met' if len(strong) >= 2 else 'NOT met'}: 1.5x or more on {_list(strong)} |"
         )
     tool = rows.get("toolmath", {}).get("grpo")
     if tool:
@@ -383,6 +388,14 @@ def gain_ratio(ours: float, theirs: float) -> float:
     if theirs > 0:
         return ours / theirs
     return math.inf if ours > 0 else math.nan
+
+
+def _ratio(ratio: float) -> str:
+    if math.isinf(ratio):
+        return "(TRL's mean gain <= 0, ours > 0)"
+    if math.isnan(ratio):
+        return "(neither mean gain > 0)"
+    return f"{ratio:.2f}x"
 
 
 def _list(items: Sequence[str]) -> str:
@@ -644,7 +657,7 @@ def report_runs(
         task: {learner: summarise(row) for learner, row in learners_runs.items()}
         for task, learners_runs in by_task_and_learner(runs).items()
     }
-    text += "\n\n" + "\n".join(target_lines(rows))
+    text += "\n\n" + "\n".join(targets_markdown(rows))
     if missing:
         text = f"PARTIAL: {len(runs)} of {len(wanted)} runs ({names(missing)} missing).\n\n{text}"
     table.write_text(text + "\n")

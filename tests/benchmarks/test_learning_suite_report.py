@@ -418,7 +418,7 @@ def test_targets_say_whether_ours_is_ahead_beyond_the_interval(tmp_path, tiny):
     table = report.targets_table(["tiny"], tmp_path)
     assert "| our GRPO's gain >= TRL's on every task |" in table
     assert "met in the means; beyond the interval on none |" in table  # 3 seeds of TRL: wide
-    assert "math 6.27x (ratio of mean gains) | NOT met: math |" in table
+    assert "math 6.27x (ratio of mean gains) | NOT met: 1.5x or more on math |" in table
 
 
 @pytest.mark.parametrize(
@@ -427,8 +427,11 @@ def test_targets_say_whether_ours_is_ahead_beyond_the_interval(tmp_path, tiny):
 def test_the_gain_ratio_is_only_a_ratio_where_trl_gained(ours, theirs, ratio):
     if ratio is None:
         assert math.isnan(report.gain_ratio(ours, theirs))
+        assert report._ratio(report.gain_ratio(ours, theirs)) == "(neither mean gain > 0)"
     else:
         assert report.gain_ratio(ours, theirs) == pytest.approx(ratio)
+    if ratio == math.inf:
+        assert report._ratio(report.gain_ratio(ours, theirs)) == "(TRL's mean gain <= 0, ours > 0)"
 
 
 @pytest.mark.parametrize(
