@@ -270,7 +270,7 @@ def budget_table(experiments: Sequence[str], results: Path) -> str:
         for name in experiments:
             runs = [run for key, run in loaded[name].items() if key[0] == task]
             notes.append(
-                f"`{name}` ({len(runs)} runs from `benchmarks/results/learning_suite/{name}`): "
+                f"`{name}` ({len(runs)} runs from `{shown_path(results / name)}`): "
                 + code_note(runs)
             )
         first = next(run for key, run in loaded[experiments[0]].items() if key[0] == task)
@@ -324,7 +324,7 @@ def targets_table(experiments: Sequence[str], results: Path) -> str:
         "",
         f"{STATISTIC}; `ours - TRL` is the difference of mean gains with Welch's 95% interval. "
         f"From experiments {', '.join(f'`{name}`' for name in experiments)} "
-        f"(benchmarks/results/learning_suite).",
+        f"(`{shown_path(results)}`).",
     ]
     return "\n".join(lines)
 
@@ -396,6 +396,15 @@ def _ratio(ratio: float) -> str:
     if math.isnan(ratio):
         return "(neither mean gain > 0)"
     return f"{ratio:.2f}x"
+
+
+def shown_path(path: Path) -> str:
+    """A path as the docs show it: from the repository's root when inside it (the same on every
+    checkout), else as given."""
+    try:
+        return str(path.resolve().relative_to(HERE.parent))
+    except ValueError:
+        return str(path)
 
 
 def _list(items: Sequence[str]) -> str:
@@ -545,7 +554,7 @@ def render(block: Block, results: Path) -> str:
     if not args:
         raise ReportError(f"<!-- {block.name} -->: name its experiment(s)")
     if block.kind == "table" and len(args) == 1:
-        source = f"benchmarks/results/learning_suite/{args[0]}"
+        source = shown_path(results / args[0])
         return experiment_table(args[0], complete_runs(results, args[0]), source) + "\n"
     if block.kind == "budget":
         return budget_table(args, results) + "\n"

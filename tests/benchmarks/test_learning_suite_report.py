@@ -633,3 +633,9 @@ def test_held_out_tasks_found_for_other_settings_are_refused(tmp_path):
     path.write_text(json.dumps({"heldout": [1, 2]}))  # an older suite's
     with pytest.raises(SystemExit, match="delete .*sql\\*"):
         suite.heldout_tasks(tmp_path, "sql")
+
+
+def test_tables_name_stored_results_the_same_on_every_checkout(tmp_path):
+    stored = suite_results.RESULTS / "math-30"
+    assert report.shown_path(stored) == "benchmarks/results/learning_suite/math-30"
+    assert report.shown_path(tmp_path) == str(tmp_path)
