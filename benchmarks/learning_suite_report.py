@@ -198,7 +198,7 @@ def provenance_note(
     """What a table was made from: the statistic, the stored results, each task's warm start,
     held-out set and budget, the commits and the library versions."""
     runs = [run for rows in grouped.values() for row in rows.values() for run in row]
-    parts = [f"{STATISTIC}. Experiment `{experiment}`, {len(runs)} runs from `{source}`."]
+    parts = [f"{STATISTIC}. Experiment `{experiment}`, {runs_count(len(runs))} from `{source}`."]
     for task, rows in grouped.items():
         first = next(iter(rows.values()))[0]
         origin, settings = first["provenance"], first["provenance"]["settings"]["task"]
@@ -222,7 +222,7 @@ def code_note(runs: Sequence[Mapping[str, Any]]) -> str:
         (run["provenance"]["commit"] or "unknown", run["provenance"]["dirty"]) for run in runs
     )
     made = ", ".join(
-        f"`{commit[:10]}`{' with uncommitted changes' if dirty else ''} ({count} runs)"
+        f"`{commit[:10]}`{' with uncommitted changes' if dirty else ''} ({runs_count(count)})"
         for (commit, dirty), count in sorted(commits.items(), key=lambda item: str(item[0]))
     )
     versions = runs[0]["provenance"]["versions"]
@@ -270,7 +270,7 @@ def budget_table(experiments: Sequence[str], results: Path) -> str:
         for name in experiments:
             runs = [run for key, run in loaded[name].items() if key[0] == task]
             notes.append(
-                f"`{name}` ({len(runs)} runs from `{shown_path(results / name)}`): "
+                f"`{name}` ({runs_count(len(runs))} from `{shown_path(results / name)}`): "
                 + code_note(runs)
             )
         first = next(run for key, run in loaded[experiments[0]].items() if key[0] == task)
@@ -396,6 +396,10 @@ def _ratio(ratio: float) -> str:
     if math.isnan(ratio):
         return "(neither mean gain > 0)"
     return f"{ratio:.2f}x"
+
+
+def runs_count(count: int) -> str:
+    return f"{count} run" if count == 1 else f"{count} runs"
 
 
 def shown_path(path: Path) -> str:

@@ -314,7 +314,7 @@ def store(out: Path, experiment: str, results: Path) -> list[Path]:
     stored = stored_runs(results, experiment)
     missing = [key for key in wanted if key not in stored]
     print(
-        f"stored {len(written)} runs into {results / experiment}; "
+        f"stored {len(written)} run{'s' if len(written) != 1 else ''} into {results / experiment}; "
         + (f"still missing: {names(missing)}" if missing else "the experiment is complete")
     )
     return written

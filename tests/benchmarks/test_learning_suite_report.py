@@ -379,7 +379,7 @@ def test_the_table_states_the_statistic_and_shows_every_seed(tmp_path, tiny):
 def test_uncommitted_code_is_shown_in_the_table(tmp_path, tiny):
     store_runs(tmp_path, change=_set("dirty", True))
     table = report.experiment_table("tiny", suite_results.complete_runs(tmp_path, "tiny"), "stored")
-    assert "with uncommitted changes (1 runs)" in table
+    assert "with uncommitted changes (1 run)" in table and "(8 runs)" in table
 
 
 # --- budget curves -------------------------------------------------------------------------------
