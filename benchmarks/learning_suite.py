@@ -33,16 +33,30 @@ budget of the process's own CPU seconds spent in training steps (rollouts and up
 held-out evaluations are excluded), so other work on a shared machine slows a run without
 shortening its budget; wall seconds are reported too. Runs are ordered seed by seed, the
 learners' order rotating, so that load drift hits every learner alike. Every run is evaluated
-on the same held-out tasks, greedily, every `--eval-every` CPU seconds and at the end. Results
-are saved per run as they finish: the suite resumes where it stopped, `--report-only` redraws.
+on the same held-out tasks, greedily, every `--eval-every` CPU seconds and at the end.
 
-    .venv/bin/python benchmarks/learning_suite.py --docs docs/agents_suite.png  # everything
+Each run writes out/runs/<experiment>/<task>/<learner>-s<seed>/result.json as it finishes (the
+suite resumes where it stopped, and refuses to resume runs made with other settings, another
+warm start or held-out set), with its provenance: the commit and whether tracked files had
+uncommitted changes, fingerprints of the warm start's files and of the held-out task list,
+every task and learner setting (`run_settings`), library versions, the seed. Named experiments
+(`EXPERIMENTS`: `math-30`, `math-120`, `math-300`, `selfcorrect`, `toolmath`, `sql`,
+`ablation`) fix the tasks, learners, seeds and budget of one table of docs/agents.md:
+
+    .venv/bin/python benchmarks/learning_suite.py --experiment math-30      # run it
+    .venv/bin/python benchmarks/learning_suite.py --experiment math-30 --store  # keep results
+    .venv/bin/python benchmarks/learning_suite_report.py --docs  # every table and plot in docs
     .venv/bin/python benchmarks/learning_suite.py --tasks math --seeds 0 --budget 10  # a try
-    .venv/bin/python benchmarks/learning_suite.py --report-only     # table and plot again
+    .venv/bin/python benchmarks/learning_suite.py --report-only  # --out's table and plot again
 
-The warm starts are built once into `--out`/models (ToolMath's takes ~30 CPU minutes). The
-feature ablation of docs/agents.md: `--out runs/bench/ablation --tasks math --learners
-grpo,grpo-base,grpo-overlong,grpo-curriculum`.
+`--store` copies the finished runs' result.json (no models) into
+benchmarks/results/learning_suite/<experiment>/<task>/<learner>-s<seed>.json, from committed
+code only; the report makes docs/agents.md's learning tables and plots from those alone, and
+only from complete experiments (`learning_suite_report.py`). A report of an unfinished --out
+folder goes to out/reports/<experiment>/table-partial.md, never over table.md.
+
+The warm starts are built once into `--out`/models (ToolMath's takes ~30 CPU minutes) and
+shared by every experiment in that --out.
 
 Needs the `bench` extra for TRL: pip install -e '.[agents,bench]' -c .ci/constraints.txt
 """
@@ -250,6 +264,17 @@ def trl_settings(name: str, lr: float | None = None) -> dict[str, Any]:
     return settings
 
 
+def our_settings(task: Task, learner: str) -> dict[str, Any]:
+    """TrainConfig fields of our learner `learner` on `task`: its variant at the task's learning
+    rate, with the task's own GRPO fields (`Task.grpo`)."""
+    import dataclasses
+
+    settings = learner_settings(learner, task.lr)
+    if settings["algo"] == "grpo":
+        settings["grpo"] = dataclasses.replace(settings["grpo"], **task.grpo)
+    return settings
+
+
 def _variant(name: str, lr: float) -> dict[str, Any]:
     from rlvr.agents.curriculum import CurriculumConfig
     from rlvr.agents.learners.grpo import GRPOConfig
@@ -316,12 +341,13 @@ def measure(
 def heldout_tasks(out: Path, name: str) -> dict[str, list[int]]:
     """The held-out task indexes of a task (and of its level up): the first `eval_episodes`
     distinct tasks of the split (`rlvr.rollout.distinct_tasks`), found once and kept in
-    out/baseline/<task>-tasks.json."""
+    out/baseline/<task>-tasks.json with the settings they were found for; a file found for
+    other settings (a changed `eval_episodes` or split) is refused, not reused."""
     path = out / "baseline" / f"{name}-tasks.json"
+    task = TASKS[name]
+    wanted = heldout_settings(task)
     if not path.exists():
         from rlvr.rollout import distinct_tasks
-
-        task = TASKS[name]
 
         def first(kwargs: Mapping[str, Any]) -> list[int]:
             return distinct_tasks(task.env_id, task.eval_episodes, env_kwargs=kwargs, pin=True)
@@ -330,8 +356,26 @@ def heldout_tasks(out: Path, name: str) -> dict[str, list[int]]:
         if task.generalisation is not None:
             found["level_up"] = first(task.generalisation)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(found) + "\n")
-    return json.loads(path.read_text())
+        path.write_text(json.dumps({**found, "settings": wanted}) + "\n")
+    stored = json.loads(path.read_text())
+    if stored.pop("settings", None) != wanted:
+        raise SystemExit(
+            f"{path} was found for other held-out settings than {name}'s now: delete "
+            f"{out / 'baseline'}/{name}* to find the tasks and measure the warm start again"
+        )
+    return stored
+
+
+def heldout_settings(task: Task) -> dict[str, Any]:
+    """What decides a task's held-out set."""
+    return _jsonable(
+        {
+            "env_id": task.env_id,
+            "heldout": task.heldout,
+            "generalisation": task.generalisation,
+            "eval_episodes": task.eval_episodes,
+        }
+    )
 
 
 def self_correction(records: Sequence[Any], solved: Sequence[bool]) -> dict[str, float]:
@@ -854,11 +898,119 @@ def _episode_ids(
     return ids, mask
 
 
+# --- provenance: what a result was made from ----------------------------------------------------
+
+
+def provenance(
+    out: Path, name: str, learner: str, seed: int, budget: float, eval_every: float
+) -> dict[str, Any]:
+    """What a run's figures were made from, recorded in its result.json: the code (commit, and
+    whether the tree had uncommitted changes), the warm start's and the held-out set's
+    fingerprints, every setting of the task and the learner, the library versions and the seed.
+    The report puts in one table only runs that agree on these (`learning_suite_report`)."""
+    return {
+        **git_state(),
+        "title": TASKS[name].title,
+        "warm_start": warm_start_fingerprint(model_folder(out, name)),
+        "heldout": heldout_fingerprint(heldout_tasks(out, name)),
+        "settings": run_settings(name, learner, budget, eval_every),
+        "versions": library_versions(),
+        "seed": seed,
+    }
+
+
+def run_settings(name: str, learner: str, budget: float, eval_every: float) -> dict[str, Any]:
+    """Every setting of a run but its seed: the task's (the Task fields, env kwargs included, at
+    the budget and evaluation period it ran with, and the evaluation's sampling) and the
+    learner's (learning rate, batch geometry, algorithm fields)."""
+    import dataclasses
+
+    task = TASKS[name]
+    fields = {k: v for k, v in dataclasses.asdict(task).items() if k != "title"}
+    fields |= {"budget": budget, "eval_every": eval_every}
+    evaluation = {"seed": EVAL_SEED, "temperature": 0.0}
+    if learner.partition("@")[0] == "trl":
+        trainer: dict[str, Any] = trl_settings(learner, task.lr)
+    else:
+        trainer = our_settings(task, learner)
+    task_fields = {"name": name, **fields, "evaluation": evaluation}
+    return _jsonable({"task": task_fields, "learner": trainer})
+
+
+def git_state() -> dict[str, Any]:
+    """The commit the suite's code is at and whether tracked files differ from it (None: not a
+    git checkout)."""
+
+    def git(*arguments: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(HERE.parent), *arguments],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    changes = git("status", "--porcelain", "--untracked-files=no") if commit else None
+    return {"commit": commit, "dirty": None if changes is None else bool(changes)}
+
+
+def warm_start_fingerprint(folder: Path) -> str:
+    """A hash of a warm start's files (weights, config, tokenizer; not the build log
+    `warm_start.json`): runs share a warm start exactly when they share this."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.name != "warm_start.json":
+            digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:16]
+
+
+def heldout_fingerprint(heldout: Mapping[str, list[int]]) -> str:
+    """A hash of the held-out task indexes (and the level-up ones)."""
+    import hashlib
+
+    text = json.dumps(dict(heldout), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def library_versions() -> dict[str, str | None]:
+    """The versions of what a run's figures depend on (None: not installed)."""
+    import platform
+    from importlib import metadata
+
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for package in ("rlvr-gym", "torch", "transformers", "trl", "numpy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
+
+
+def _jsonable(value: Any) -> Any:
+    """Settings as plain JSON: dataclasses as dicts, tuples as lists, in a stable key order."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(dataclasses.asdict(value))
+    if isinstance(value, Mapping):
+        return {str(key): _jsonable(value[key]) for key in sorted(value, key=str)}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item) for item in value]
+    return value
+
+
 # --- the runs ------------------------------------------------------------------------------------
 
 
-def run_folder(out: Path, task: str, learner: str, seed: int) -> Path:
-    return out / "runs" / task / f"{learner}-s{seed}"
+def run_folder(out: Path, experiment: str, task: str, learner: str, seed: int) -> Path:
+    """Where a run of an experiment (`EXPERIMENTS`, or `custom`) keeps its result and model."""
+    return out / "runs" / experiment / task / f"{learner}-s{seed}"
 
 
 def run_worker(args: argparse.Namespace) -> None:
@@ -875,23 +1027,32 @@ def run_worker(args: argparse.Namespace) -> None:
     if args.worker == "baseline":
         write_baseline(out, args.task)
         return
-    folder = run_folder(out, args.task, args.worker, args.seed)
+    folder = run_folder(out, args.experiment, args.task, args.worker, args.seed)
     folder.mkdir(parents=True, exist_ok=True)
     task = TASKS[args.task]
     args.budget = task.budget if args.budget is None else args.budget
     args.eval_every = task.eval_every if args.eval_every is None else args.eval_every
+    baseline = load_baseline(out, args.task)
+    # before the run: the code and the warm start it starts from
+    origin = provenance(out, args.task, args.worker, args.seed, args.budget, args.eval_every)
     run = run_trl if args.worker.partition("@")[0] == "trl" else run_ours
     result = run(args, task, folder)
-    baseline = json.loads((out / "baseline" / f"{args.task}.json").read_text())
-    result |= {"task": args.task, "learner": args.worker, "seed": args.seed}
+    result |= {
+        "experiment": args.experiment,
+        "task": args.task,
+        "learner": args.worker,
+        "seed": args.seed,
+    }
     result["before"] = baseline["figures"]
     result["curve"].insert(0, {"cpu": 0.0, "wall": 0.0, "step": 0, **baseline["figures"]})
     result["load"] = os.getloadavg()[0]
+    result["provenance"] = origin | {"baseline_repeat_identical": baseline["repeat_identical"]}
     (folder / "result.json").write_text(json.dumps(result, indent=1) + "\n")
 
 
 def write_baseline(out: Path, name: str) -> None:
-    """The warm start's held-out figures, measured twice: the two must agree exactly."""
+    """The warm start's held-out figures, measured twice: the two must agree exactly. The record
+    names the warm start and the held-out set it was measured on (`load_baseline` checks)."""
     from rlvr.agents.hf import HFPolicy
 
     task = TASKS[name]
@@ -902,10 +1063,34 @@ def write_baseline(out: Path, name: str) -> None:
     folder = out / "baseline"
     folder.mkdir(parents=True, exist_ok=True)
     same = first["fingerprint"] == second["fingerprint"]
-    record = {"figures": first, "repeat_identical": same, "repeat_accuracy": second["accuracy"]}
+    record = {
+        "figures": first,
+        "repeat_identical": same,
+        "repeat_accuracy": second["accuracy"],
+        "warm_start": warm_start_fingerprint(model_folder(out, name)),
+        "heldout": heldout_fingerprint(heldout),
+    }
     (folder / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
     if not same:
         raise SystemExit(f"{name}: two evaluations of the same weights differ")
+
+
+def load_baseline(out: Path, name: str) -> dict[str, Any]:
+    """The warm start's measured figures, refused when the model or the held-out set changed
+    since they were measured (a rebuilt warm start must be measured again)."""
+    path = out / "baseline" / f"{name}.json"
+    record = json.loads(path.read_text())
+    now = {
+        "warm_start": warm_start_fingerprint(model_folder(out, name)),
+        "heldout": heldout_fingerprint(heldout_tasks(out, name)),
+    }
+    for key, value in now.items():
+        if record.get(key) != value:
+            raise SystemExit(
+                f"{path} was measured on another {key.replace('_', ' ')} than {name}'s now: "
+                f"delete it to measure it again"
+            )
+    return record
 
 
 class Budget:
@@ -925,14 +1110,10 @@ class Budget:
 
 
 def run_ours(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any]:
-    import dataclasses
-
     from rlvr.agents.rollouts import EnvSpec
     from rlvr.agents.train import TrainConfig, Trainer
 
-    settings = learner_settings(args.worker, task.lr)
-    if settings["algo"] == "grpo":
-        settings["grpo"] = dataclasses.replace(settings["grpo"], **task.grpo)
+    settings = our_settings(task, args.worker)
     config = TrainConfig(
         envs=[EnvSpec(task.env_id, kwargs=dict(task.kwargs), heldout_kwargs=dict(task.heldout))],
         model=str(model_folder(Path(args.out), args.task)),
@@ -1026,6 +1207,44 @@ def run_trl(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any
     return {"after": final, "curve": curve, "steps": step, **_times(budget)}
 
 
+# --- the experiments: what docs/agents.md shows ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A named set of runs, one table of docs/agents.md: its results are stored in
+    benchmarks/results/learning_suite/<name>/ (`--store`), and the report draws it only when
+    every (task, learner, seed) listed here is stored."""
+
+    tasks: tuple[str, ...]
+    seeds: tuple[int, ...]
+    learners: tuple[str, ...] = ("grpo", "ppo", "trl")
+    budget: float | None = None
+    """Training CPU seconds per run (None: each task's `Task.budget`)."""
+    eval_every: float | None = None
+    """Training CPU seconds between held-out evaluations (None: each task's `Task.eval_every`)."""
+
+
+CUSTOM = "custom"
+"""The experiment name of runs made without `--experiment` (never stored)."""
+EXPERIMENTS: dict[str, Experiment] = {
+    # the math comparison at three training budgets: does a lead survive longer training?
+    "math-30": Experiment(("math",), tuple(range(8)), budget=30.0, eval_every=15.0),
+    "math-120": Experiment(("math",), tuple(range(5)), budget=120.0, eval_every=30.0),
+    "math-300": Experiment(("math",), tuple(range(5)), budget=300.0, eval_every=60.0),
+    "selfcorrect": Experiment(("selfcorrect",), tuple(range(6))),
+    "toolmath": Experiment(("toolmath",), (0, 1, 2)),
+    "sql": Experiment(("sql",), tuple(range(8))),
+    "ablation": Experiment(
+        ("math",),
+        (0, 1, 2),
+        learners=("grpo", "grpo-base", "grpo-overlong", "grpo-curriculum"),
+        budget=30.0,
+        eval_every=15.0,
+    ),
+}
+
+
 # --- the schedule --------------------------------------------------------------------------------
 
 
@@ -1053,6 +1272,8 @@ def spawn(args: argparse.Namespace, worker: str, task: str, seed: int = 0) -> bo
         str(seed),
         "--out",
         args.out,
+        "--experiment",
+        args.experiment,
         "--budget",
         str(args.budget if args.budget is not None else TASKS[task].budget),
         "--eval-every",
@@ -1062,53 +1283,178 @@ def spawn(args: argparse.Namespace, worker: str, task: str, seed: int = 0) -> bo
     return subprocess.run(command, env=env).returncode == 0
 
 
+def plan(args: argparse.Namespace) -> tuple[list[str], list[str], list[int]]:
+    """The tasks, learners and seeds to run (or report): the experiment's, or the part of it
+    that --tasks, --learners and --seeds pick; without --experiment, those flags or the
+    defaults. Sets args.budget and args.eval_every from the experiment."""
+    if args.experiment not in (None, CUSTOM, *EXPERIMENTS):
+        raise SystemExit(
+            f"unknown experiment {args.experiment!r}: choose from {', '.join(EXPERIMENTS)}, "
+            f"or add it to EXPERIMENTS"
+        )
+    experiment = EXPERIMENTS.get(args.experiment)
+    defaults = (
+        (list(TASKS), ["grpo", "ppo", "trl"], [0, 1, 2])
+        if experiment is None
+        else (list(experiment.tasks), list(experiment.learners), list(experiment.seeds))
+    )
+    tasks = args.tasks.split(",") if args.tasks else defaults[0]
+    learners = args.learners.split(",") if args.learners else defaults[1]
+    try:
+        seeds = [int(seed) for seed in args.seeds.split(",")] if args.seeds else defaults[2]
+    except ValueError:
+        raise SystemExit(f"--seeds {args.seeds!r}: give integers separated by commas") from None
+    unknown = [task for task in tasks if task not in TASKS]
+    if unknown:
+        raise SystemExit(f"unknown task(s) {unknown}: choose from {', '.join(TASKS)}")
+    if experiment is not None:
+        for flag, picked, allowed in (
+            ("--tasks", tasks, defaults[0]),
+            ("--learners", learners, defaults[1]),
+            ("--seeds", seeds, defaults[2]),
+        ):
+            outside = [value for value in picked if value not in allowed]
+            if outside:
+                raise SystemExit(
+                    f"{flag} {outside} are not in experiment {args.experiment} ({allowed}): "
+                    f"pick a part of it, or add an experiment to EXPERIMENTS"
+                )
+        if args.budget is not None or args.eval_every is not None:
+            raise SystemExit(
+                f"experiment {args.experiment} sets the budget ({experiment.budget}) and "
+                f"--eval-every ({experiment.eval_every}): drop --budget/--eval-every"
+            )
+        args.budget, args.eval_every = experiment.budget, experiment.eval_every
+    return tasks, learners, seeds
+
+
+def check_resumable(path: Path, expected: Mapping[str, Any]) -> None:
+    """A finished run is kept (the suite resumes) only when it was made with the settings, warm
+    start and held-out set it would be made with now."""
+    from learning_suite_results import first_difference
+
+    made = json.loads(path.read_text()).get("provenance")
+    if made is None:
+        raise SystemExit(
+            f"{path} has no provenance (made before results recorded it): use another --out"
+        )
+    for key, value in expected.items():
+        where = first_difference(made.get(key), value, key)
+        if where is not None:
+            raise SystemExit(
+                f"{path} was made with another {where} than this command would use: "
+                f"use another --out or --experiment, or delete the run to redo it"
+            )
+
+
+def run_all(
+    args: argparse.Namespace, tasks: list[str], learners: list[str], seeds: list[int]
+) -> None:
+    """Build the warm starts and baselines, then every run not yet finished."""
+    import rlvr  # noqa: F401  (registers the environments)
+
+    out = Path(args.out)
+    for task in tasks:
+        built = (model_folder(out, task) / "config.json").exists()
+        if not built and not spawn(args, "build", task):
+            raise SystemExit(f"building the {task} model failed")
+        measured = (out / "baseline" / f"{task}.json").exists()
+        if not measured and not spawn(args, "baseline", task):
+            raise SystemExit(f"the {task} baseline failed")
+    if args.prepare_only:
+        return
+    for task, learner, seed in schedule(tasks, learners, seeds):
+        budget = args.budget if args.budget is not None else TASKS[task].budget
+        every = args.eval_every if args.eval_every is not None else TASKS[task].eval_every
+        result = run_folder(out, args.experiment, task, learner, seed) / "result.json"
+        if result.exists():
+            expected = {
+                "settings": run_settings(task, learner, budget, every),
+                "warm_start": warm_start_fingerprint(model_folder(out, task)),
+                "heldout": heldout_fingerprint(heldout_tasks(out, task)),
+            }
+            check_resumable(result, expected)
+            continue
+        print(f"run {task} {learner} seed {seed} (load {os.getloadavg()[0]:.1f})", flush=True)
+        if not spawn(args, learner, task, seed):  # the others still run; rerun resumes
+            print(f"run {task} {learner} seed {seed} FAILED", flush=True)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--task", help=argparse.SUPPRESS)
-    parser.add_argument("--tasks", default=",".join(TASKS))
-    parser.add_argument("--learners", default="grpo,ppo,trl")
-    parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--experiment",
+        help=f"a named experiment ({', '.join(EXPERIMENTS)}): its tasks, learners, seeds and "
+        "budget; --tasks, --learners, --seeds then pick a part of it",
+    )
+    parser.add_argument("--tasks", help=f"comma-separated, of {', '.join(TASKS)} (default: all)")
+    parser.add_argument(
+        "--learners",
+        help="comma-separated: grpo, ppo, trl, or a variant (grpo-base, grpo-ds, grpo-overlong, "
+        "grpo-curriculum), each optionally NAME@lr=X,group=G,prompts=P (default: grpo,ppo,trl)",
+    )
+    parser.add_argument("--seeds", help="comma-separated integers (default: 0,1,2)")
     parser.add_argument(
         "--budget", type=float, help="training CPU seconds per run (default: each task's own)"
     )
     parser.add_argument(
-        "--eval-every", type=float, help="training CPU seconds (default: each task's own)"
+        "--eval-every",
+        type=float,
+        help="training CPU seconds between held-out evaluations (default: each task's own)",
     )
-    parser.add_argument("--out", default="runs/bench/suite")
-    parser.add_argument("--report-only", action="store_true", help="redo the table and plot")
-    parser.add_argument("--prepare-only", action="store_true", help="build models, baselines")
-    parser.add_argument("--docs", help="also copy the plot here (e.g. docs/agents_suite.png)")
+    parser.add_argument(
+        "--out",
+        default="runs/bench/suite",
+        help="models, baselines and runs (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="no runs: the table and plot of the runs in --out (into --out/reports/<experiment>, "
+        "named -partial while runs are missing)",
+    )
+    parser.add_argument(
+        "--prepare-only", action="store_true", help="only build the warm starts and baselines"
+    )
+    parser.add_argument(
+        "--store",
+        action="store_true",
+        help="no runs: copy the experiment's finished results (per-run summaries, no models) "
+        "from --out into --results, for the docs (learning_suite_report.py --docs)",
+    )
+    parser.add_argument(
+        "--results",
+        default=str(HERE / "results" / "learning_suite"),
+        help="stored results (default: benchmarks/results/learning_suite)",
+    )
     args = parser.parse_args()
     if args.worker:
+        args.experiment = args.experiment or CUSTOM
         run_worker(args)
         return
-    tasks, learners = args.tasks.split(","), args.learners.split(",")
-    seeds = [int(seed) for seed in args.seeds.split(",")]
-    out = Path(args.out)
-    if not args.report_only:
-        import rlvr  # noqa: F401  (registers the environments)
+    sys.path.insert(0, str(HERE))
+    import learning_suite_report as report
+    import learning_suite_results as results
 
-        for task in tasks:
-            built = (model_folder(out, task) / "config.json").exists()
-            if not built and not spawn(args, "build", task):
-                raise SystemExit(f"building the {task} model failed")
-            measured = (out / "baseline" / f"{task}.json").exists()
-            if not measured and not spawn(args, "baseline", task):
-                raise SystemExit(f"the {task} baseline failed")
+    tasks, learners, seeds = plan(args)
+    args.experiment = args.experiment or CUSTOM
+    if args.store:
+        if args.experiment == CUSTOM:
+            raise SystemExit("--store needs --experiment: only named experiments are stored")
+        results.run_cli(lambda: results.store(Path(args.out), args.experiment, Path(args.results)))
+        return
+    if not args.report_only:
+        run_all(args, tasks, learners, seeds)
         if args.prepare_only:
             return
-        for task, learner, seed in schedule(tasks, learners, seeds):
-            if (run_folder(out, task, learner, seed) / "result.json").exists():
-                continue
-            print(f"run {task} {learner} seed {seed} (load {os.getloadavg()[0]:.1f})", flush=True)
-            if not spawn(args, learner, task, seed):  # the others still run; rerun resumes
-                print(f"run {task} {learner} seed {seed} FAILED", flush=True)
-    sys.path.insert(0, str(HERE))
-    from learning_suite_report import report
-
-    report(out, tasks, learners, seeds, docs=args.docs)
+    results.run_cli(
+        lambda: report.report_runs(Path(args.out), args.experiment, tasks, learners, seeds)
+    )
 
 
 if __name__ == "__main__":
