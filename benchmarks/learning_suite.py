@@ -6,11 +6,15 @@ Tasks (each with a tiny Qwen2 built offline and warm-started below its ceiling):
 - `math`: rlvr/Math-v0, three procedural families (arithmetic, linear equations, word
   problems) at levels 1 and 2; held-out tasks of the same, and of level 3 to see whether
   anything generalises a level up.
-- `toolmath`: rlvr/ToolMath-v0 level 1 (numbers of 3-4 digits multiplied and added): the warm
-  start learnt calculator episodes until its sampled calls were right, then direct answers
-  (which a model this size cannot compute) until greedy decoding stopped calling; sampled, it
-  still calls often. RL must make it call the calculator. Tool-call rate and accuracy before
-  and after; 90 training CPU s per run, evaluated every 45.
+- `toolmath`: rlvr/ToolMath-v0 level 1 (numbers of 3-4 digits multiplied and added), from a
+  natural warm start: supervised for a fixed number of steps on demonstrations of which half
+  call the calculator and half answer directly (the right number, which a model this size
+  cannot compute), so it calls on some problems and guesses on others. What RL changes: the
+  tool-call rate and accuracy; 90 training CPU s per run, evaluated every 45.
+- `toolmath-suppressed` (a labelled experiment, not run by default): "recover a suppressed
+  skill". The warm start learnt calculator episodes until its sampled calls were right, then
+  direct answers until greedy decoding stopped calling (knife-edge: where that stop falls
+  decides what RL starts from); RL must bring the call back.
 - `selfcorrect`: rlvr/MathSelfCorrect-v0 over the math task's families (two attempts, binary
   feedback, SCoRe-style shaped reward: `reward="shaped"`, `bonus=0.5`), 90 training CPU
   seconds; our GRPO credits each attempt with its own reward-to-go (`turn_credit`). Its warm
@@ -133,7 +137,28 @@ TASKS: dict[str, Task] = {
         warm={"kind": "tiny", "target": 0.3, "steps": 3000},
     ),
     "toolmath": Task(
-        title="ToolMath-v0 level 1 (calculator)",
+        title="ToolMath-v0 level 1 (calculator), natural warm start",
+        env_id="rlvr/ToolMath-v0",
+        kwargs={"difficulty": 1},
+        heldout={"difficulty": 1, "split": "test"},
+        max_new_tokens=48,
+        max_turns=3,
+        eval_episodes=400,
+        threshold=0.2,
+        budget=90.0,
+        eval_every=45.0,
+        warm={
+            "kind": "tool-mix",
+            "model": {"hidden_size": 128, "intermediate_size": 512, "heads": 8, "kv_heads": 4},
+            "demos": 8000,
+            "call_share": 0.5,
+            "lr": 1e-3,
+            "batch": 32,
+            "steps": 2000,
+        },
+    ),
+    "toolmath-suppressed": Task(
+        title="ToolMath-v0 level 1, recover a suppressed skill",
         env_id="rlvr/ToolMath-v0",
         kwargs={"difficulty": 1},
         heldout={"difficulty": 1, "split": "test"},
@@ -219,6 +244,9 @@ TASKS: dict[str, Task] = {
         },
     ),
 }
+
+# The tasks run when --tasks is not given (the labelled experiments are asked for by name).
+DEFAULT_TASKS = ["math", "toolmath", "selfcorrect", "sql"]
 
 # --- the learners --------------------------------------------------------------------------------
 
@@ -459,6 +487,8 @@ def build_model(out: Path, name: str) -> None:
     started = time.perf_counter()
     if task.warm["kind"] == "tool":
         build_tool_model(task, folder)
+    elif task.warm["kind"] == "tool-mix":
+        build_tool_mix_model(task, folder)
     elif task.warm["kind"] == "retry":
         build_model(out, task.warm["from"])
         build_retry_model(task, model_folder(out, task.warm["from"]), folder)
@@ -485,65 +515,60 @@ def build_model(out: Path, name: str) -> None:
     print(f"built {folder} in {time.perf_counter() - started:.0f} s", flush=True)
 
 
-def build_tool_model(task: Task, folder: Path) -> None:
-    """ToolMath's warm start, in two supervised phases on whole episodes:
+class ToolDemos:
+    """What both ToolMath warm starts train from: a fresh tiny model and tokenizer, calculator
+    episodes (`calls`: the call, then the answer it gives) and direct answers (`direct`: the
+    right number in `\\boxed{}`, which a model this size cannot compute), as (ids, mask), and
+    probe prompts for the chance that a reply starts with a call. Every example starts with the
+    same system prompt (the tool's description, ~450 ids): it is run once per batch and shared,
+    as in the learners' forward."""
 
-    1. calculator episodes (the call, then the answer it gives) until *sampled* (temperature 1,
-       as RL samples) held-out accuracy reaches `tool_target`: the model learns to copy the
-       numbers into a call and the result into `\\boxed{}` without garbling a digit;
-    2. mostly direct answers in `\\boxed{}` (the right number, which a model this size cannot
-       compute; a share `direct_tool_share` of calculator episodes keeps the skill alive) at a
-       lower learning rate until greedy decoding no longer starts a reply with a call on more
-       than `greedy_calls` of the probe prompts: greedily it now answers in its head and fails;
-       sampled, it still calls often (the chance is measured and printed, ~0.3-0.4), so RL has
-       signal from its first step.
+    def __init__(self, task: Task, direct_count: int) -> None:
+        import gymnasium as gym
 
-    RL must then find that the calculator pays. The warm start's sampled and greedy figures are
-    written to `warm_start.json` beside the model. Every example starts with the same system
-    prompt (the tool's description, ~450 ids): it is run once per batch and shared, as in the
-    learners' forward.
-    """
-    import gymnasium as gym
-    import numpy as np
-    import torch
+        from rlvr.agents.hf import HFPolicy
+        from rlvr.agents.tiny import TinyModelConfig, build_model, train_tokenizer
 
-    from rlvr.agents.hf import HFPolicy
-    from rlvr.agents.tiny import TinyModelConfig, build_model, train_tokenizer
-
-    warm = task.warm
-    calculator = folder.with_name(f"{folder.name}-calculator")  # phase 1, kept: it is the slow one
-    env = gym.make(task.env_id, **dict(task.kwargs))
-    oracle = gym.make(task.env_id, **dict(task.kwargs))
-    texts = []
-    for seed in range(1_000_000, 1_000_500):
-        texts += [m["content"] for m in _script(env, oracle, seed, use_tool=True)[0]]
-    shape = TinyModelConfig(**warm.get("model", {}))
-    tokenizer = train_tokenizer(texts, shape.vocab_size)
-    policy = HFPolicy(build_model(tokenizer, shape, seed=0), tokenizer, seed=0)
-    demos = {
-        kind: [
-            _episode_ids(policy, *_script(env, oracle, seed, kind))
-            for seed in range(warm["demos"] if kind else 4000)
+        warm = task.warm
+        env = gym.make(task.env_id, **dict(task.kwargs))
+        oracle = gym.make(task.env_id, **dict(task.kwargs))
+        texts = []
+        for seed in range(1_000_000, 1_000_500):
+            texts += [m["content"] for m in _script(env, oracle, seed, use_tool=True)[0]]
+        shape = TinyModelConfig(**warm.get("model", {}))
+        tokenizer = train_tokenizer(texts, shape.vocab_size)
+        self.policy = HFPolicy(build_model(tokenizer, shape, seed=0), tokenizer, seed=0)
+        self.calls, self.direct = (
+            [_episode_ids(self.policy, *_script(env, oracle, seed, kind)) for seed in range(count)]
+            for kind, count in ((True, warm["demos"]), (False, direct_count))
+        )
+        self.probes = [
+            self.policy.encode_prompt(_script(env, oracle, seed, True)[0][:2])
+            for seed in range(900_000, 900_064)
         ]
-        for kind in (True, False)
-    }
-    probes = [
-        policy.encode_prompt(_script(env, oracle, seed, True)[0][:2])
-        for seed in range(900_000, 900_064)
-    ]
-    optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=warm["lr"])
-    rng = np.random.default_rng(0)
 
-    def train(tool_share: float, steps: int, done: Callable[[], bool], every: int) -> None:
+    def train(
+        self,
+        optimizer: Any,
+        rng: Any,
+        batch: int,
+        call_share: float,
+        steps: int,
+        done: Callable[[], bool] | None = None,
+        every: int = 100,
+    ) -> int:
+        """Up to `steps` supervised steps on batches of `batch` episodes, each a calculator
+        episode with chance `call_share`; `done` (if given) is asked every `every` steps and
+        stops it. Returns the steps taken."""
+        policy = self.policy
         policy.model.train()
         for step in range(steps):
-            if step % every == 0 and done():
-                return
-            calls = int(rng.binomial(warm["batch"], tool_share))
-            picked = [demos[True][i] for i in rng.choice(len(demos[True]), calls, replace=False)]
+            if done is not None and step % every == 0 and done():
+                return step
+            calls = int(rng.binomial(batch, call_share))
+            picked = [self.calls[i] for i in rng.choice(len(self.calls), calls, replace=False)]
             picked += [
-                demos[False][i]
-                for i in rng.choice(len(demos[False]), warm["batch"] - calls, replace=False)
+                self.direct[i] for i in rng.choice(len(self.direct), batch - calls, replace=False)
             ]
             loss = _shared_prefix_loss(policy, picked)
             optimizer.zero_grad(set_to_none=True)
@@ -551,16 +576,76 @@ def build_tool_model(task: Task, folder: Path) -> None:
             optimizer.step()
             if step % 100 == 0:
                 print(f"tool warm-start step {step}: loss {loss.item():.3f}", flush=True)
+        return steps
+
+    def save(self, task: Task, folder: Path, **extra: Any) -> None:
+        """The model, and what RL starts from (`tool_warm_figures`) in `warm_start.json`."""
+        self.policy.model.eval()
+        self.policy.save(folder)
+        figures = tool_warm_figures(task, self.policy, self.probes, self.calls) | extra
+        print(f"tool warm start: {json.dumps(figures)}", flush=True)
+        (folder / "warm_start.json").write_text(json.dumps(figures, indent=1) + "\n")
+
+
+def build_tool_mix_model(task: Task, folder: Path) -> None:
+    """ToolMath's natural warm start: one supervised phase on demonstrations of which a share
+    `call_share` use the calculator and the rest answer directly, for a fixed `steps` steps (no
+    stopping rule on what the model does). It calls on some problems and answers in its head on
+    others, as a model fine-tuned on mixed data would; RL must find which pays."""
+    import numpy as np
+    import torch
+
+    warm = task.warm
+    demos = ToolDemos(task, direct_count=warm["demos"])
+    optimizer = torch.optim.AdamW(demos.policy.trainable_parameters(), lr=warm["lr"])
+    rng = np.random.default_rng(0)
+
+    def progress() -> bool:  # printed only: the phase runs its fixed steps whatever it shows
+        judged = _quick_records(task, demos.policy, 64, 1.0)
+        called = [record for record in judged if _called_a_tool(record)]
+        right = sum(_solved(record) for record in called)
+        print(f"tool mix warm-start: sampled, {len(called)}/64 call, {right} of them right")
+        demos.policy.model.train()
+        return False
+
+    demos.train(optimizer, rng, warm["batch"], warm["call_share"], warm["steps"], progress, 250)
+    demos.save(task, folder, steps=warm["steps"])
+
+
+def build_tool_model(task: Task, folder: Path) -> None:
+    """The "recover a suppressed skill" ToolMath warm start, in two supervised phases:
+
+    1. calculator episodes until *sampled* (temperature 1, as RL samples) held-out accuracy
+       reaches `tool_target`: the model learns to copy the numbers into a call and the result
+       into `\\boxed{}` without garbling a digit;
+    2. mostly direct answers (a share `direct_tool_share` of calculator episodes keeps the skill
+       alive) at a lower learning rate until greedy decoding no longer starts a reply with a
+       call on more than `greedy_calls` of the probe prompts: greedily it now answers in its
+       head and fails; sampled, it still calls sometimes.
+
+    RL must then bring back a choice the warm start was trained out of. This is a labelled
+    experiment, not the suite's ToolMath task (`build_tool_mix_model` is): the stop of phase 2
+    is knife-edge, and "RL taught the calculator" would overstate what it shows.
+    """
+    import numpy as np
+    import torch
+
+    from rlvr.agents.hf import HFPolicy
+
+    warm = task.warm
+    calculator = folder.with_name(f"{folder.name}-calculator")  # phase 1, kept: it is the slow one
+    demos = ToolDemos(task, direct_count=4000)
+    rng = np.random.default_rng(0)
 
     def sampled_accuracy() -> bool:
-        accuracy = _quick_accuracy(task, policy, temperature=1.0)
+        accuracy = _quick_accuracy(task, demos.policy, temperature=1.0)
         print(f"tool warm-start, calculator phase: sampled accuracy {accuracy:.3f}", flush=True)
-        policy.save(calculator.with_name(f"{calculator.name}-partial"))  # to look at meanwhile
-        policy.model.train()
+        demos.policy.save(calculator.with_name(f"{calculator.name}-partial"))
+        demos.policy.model.train()
         return accuracy >= warm["tool_target"]
 
     def calls_rare() -> bool:
-        chances = _call_chances(policy, probes, demos[True])
+        chances = _call_chances(demos.policy, demos.probes, demos.calls)
         greedy = sum(greedy for _, greedy in chances) / len(chances)
         mean = sum(chance for chance, _ in chances) / len(chances)
         print(
@@ -568,23 +653,28 @@ def build_tool_model(task: Task, folder: Path) -> None:
             f"greedy calls {greedy:.3f}",
             flush=True,
         )
-        policy.model.train()
+        demos.policy.model.train()
         return greedy <= warm["greedy_calls"]
 
     if (calculator / "config.json").exists():
-        policy = HFPolicy(calculator)
+        demos.policy = HFPolicy(calculator)
     else:
-        train(1.0, warm["tool_steps"], sampled_accuracy, 100)
-        policy.model.eval()
-        policy.save(calculator)
+        optimizer = torch.optim.AdamW(demos.policy.trainable_parameters(), lr=warm["lr"])
+        demos.train(optimizer, rng, warm["batch"], 1.0, warm["tool_steps"], sampled_accuracy)
+        demos.policy.model.eval()
+        demos.policy.save(calculator)
     # a fresh optimizer: phase 2 is the same whether phase 1 ran now or was loaded
-    optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=warm["direct_lr"])
-    train(warm["direct_tool_share"], warm["direct_steps"], calls_rare, 1)  # it falls fast
-    policy.model.eval()
-    policy.save(folder)
-    figures = tool_warm_figures(task, policy, probes, demos[True])
-    print(f"tool warm start: {json.dumps(figures)}", flush=True)
-    (folder / "warm_start.json").write_text(json.dumps(figures, indent=1) + "\n")
+    optimizer = torch.optim.AdamW(demos.policy.trainable_parameters(), lr=warm["direct_lr"])
+    demos.train(
+        optimizer,
+        rng,
+        warm["batch"],
+        warm["direct_tool_share"],
+        warm["direct_steps"],
+        calls_rare,
+        every=1,  # it falls fast
+    )
+    demos.save(task, folder)
 
 
 def tool_warm_figures(
@@ -1237,6 +1327,8 @@ EXPERIMENTS: dict[str, Experiment] = {
     "math-300": Experiment(("math",), FRESH_SEEDS, budget=300.0, eval_every=60.0),
     "selfcorrect": Experiment(("selfcorrect",), FRESH_SEEDS),
     "toolmath": Experiment(("toolmath",), FRESH_SEEDS),
+    # labelled: RL brings back a choice the warm start was trained out of
+    "toolmath-suppressed": Experiment(("toolmath-suppressed",), FRESH_SEEDS),
     "sql": Experiment(("sql",), FRESH_SEEDS),
     "ablation": Experiment(
         ("math",),
@@ -1297,7 +1389,7 @@ def plan(args: argparse.Namespace) -> tuple[list[str], list[str], list[int]]:
         )
     experiment = EXPERIMENTS.get(args.experiment)
     defaults = (
-        (list(TASKS), ["grpo", "ppo", "trl"], [0, 1, 2])
+        (list(DEFAULT_TASKS), ["grpo", "ppo", "trl"], [0, 1, 2])
         if experiment is None
         else (list(experiment.tasks), list(experiment.learners), list(experiment.seeds))
     )
@@ -1395,7 +1487,10 @@ def main() -> None:
         help=f"a named experiment ({', '.join(EXPERIMENTS)}): its tasks, learners, seeds and "
         "budget; --tasks, --learners, --seeds then pick a part of it",
     )
-    parser.add_argument("--tasks", help=f"comma-separated, of {', '.join(TASKS)} (default: all)")
+    parser.add_argument(
+        "--tasks",
+        help=f"comma-separated, of {', '.join(TASKS)} (default: {', '.join(DEFAULT_TASKS)})",
+    )
     parser.add_argument(
         "--learners",
         help="comma-separated: grpo, ppo, trl, or a variant (grpo-base, grpo-ds, grpo-overlong, "

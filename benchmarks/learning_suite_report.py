@@ -77,6 +77,7 @@ COLORS = {"grpo": "tab:blue", "ppo": "tab:green", "trl": "tab:orange"}
 FIGURES = {
     "math": [("level_up", "level 3 accuracy")],
     "toolmath": [("tool_call_rate", "tool-call rate")],
+    "toolmath-suppressed": [("tool_call_rate", "tool-call rate")],
     "selfcorrect": [
         ("delta", "acc@t2 - acc@t1"),
         ("fix_rate", "second attempt fixes"),
