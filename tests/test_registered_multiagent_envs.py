@@ -1,4 +1,5 @@
-"""Every registered multi-agent env passes PettingZoo's own tests and ours."""
+"""Every registered multi-agent env passes PettingZoo's own tests and ours, among them
+`rlvr.envs.multiagent.check_env` (the checker users run on their own envs)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pettingzoo.utils.conversions import aec_to_parallel
 from rlvr.envs.errors import ActionError, EnvConfigError, NotTextError
 from rlvr.envs.multiagent import (
     TextAECEnv,
+    check_env,
     env_ids,
     make,
     make_parallel,
@@ -46,6 +48,31 @@ def test_the_builtin_envs_are_registered():
         "rlvr/CodeProposerSolver-v0",
     ]
     assert env_ids()[: len(ENV_IDS)] == ENV_IDS
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        pytest.param(
+            env_id,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="fixed on branch codeprop: deep text in a reference's signature raises "
+                "RecursionError, and the env inherits ProposerSolver-v0's math example_proposal "
+                "and gives its solvers no reference reply (the checker's proposal hooks)",
+            ),
+        )
+        if env_id == "rlvr/CodeProposerSolver-v0"
+        else env_id
+        for env_id in ENV_IDS
+    ],
+)
+def test_check_env(env_id):
+    env = make(env_id)
+    try:
+        check_env(env)
+    finally:
+        env.close()
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
@@ -158,6 +185,7 @@ def test_a_user_registered_env_is_made_like_a_builtin_one():
         assert env.action_space("player_0").max_length == 2000
         assert make("rlvrtest/SmallConnect4-v0", max_text_length=900).max_text_length == 900
         api_test(env, num_cycles=50)
+        check_env(env)
         with pytest.raises(EnvConfigError, match="does not fit max_text_length=300"):
             make("rlvrtest/SmallConnect4-v0", max_text_length=300).reset()
     finally:

@@ -10,6 +10,7 @@ multi-agent envs.
 """
 
 from rlvr.envs.multiagent.base import MoveSpace, Round, TextAECEnv, TextObservation
+from rlvr.envs.multiagent.checker import check_env
 from rlvr.envs.multiagent.parallel import TextParallelEnv
 from rlvr.envs.multiagent.registration import (
     MultiAgentSpec,
@@ -29,6 +30,7 @@ __all__ = [
     "TextAECEnv",
     "TextObservation",
     "TextParallelEnv",
+    "check_env",
     "env_ids",
     "make",
     "make_parallel",
