@@ -100,9 +100,9 @@ def test_plain_parser_accepts_only_its_whitelist(text):
 @pytest.mark.parametrize(
     "text",
     [
-        "-" * 400 + "1",  # within the screen's 1000 characters, past Python's stack
-        "+-" * 400 + "1",
-        "2" + "^2" * 400,
+        "-" * 900 + "1",  # within the screen's 1000 characters, past Python's stack
+        "+-" * 450 + "1",
+        "2" + "^2" * 600,
         "(" * 400 + "1" + ")" * 400,
         "sqrt(" * 300 + "2" + ")" * 300,
         "|" * 600,
