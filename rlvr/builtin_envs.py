@@ -72,7 +72,7 @@ MULTIAGENT_ENVS: tuple[EnvEntry, ...] = (
     EnvEntry("rlvr/Nim-v0", "rlvr.envs.multiagent.nim:NimEnv"),
     EnvEntry("rlvr/Negotiation-v0", "rlvr.envs.multiagent.negotiation:NegotiationEnv"),
     EnvEntry("rlvr/Debate-v0", "rlvr.envs.multiagent.debate:DebateEnv"),
-    EnvEntry("rlvr/ProposerSolver-v0", "rlvr.envs.multiagent.proposer_solver:ProposerSolverEnv"),
+    EnvEntry("rlvr/ProposerSolver-v1", "rlvr.envs.multiagent.proposer_solver:ProposerSolverEnv"),
     EnvEntry("rlvr/SQLDebate-v0", "rlvr.envs.multiagent.sql_debate:SQLDebateEnv"),
     EnvEntry(
         "rlvr/CodeProposerSolver-v0",

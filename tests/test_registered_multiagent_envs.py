@@ -43,7 +43,7 @@ def test_the_builtin_envs_are_registered():
         "rlvr/Nim-v0",
         "rlvr/Negotiation-v0",
         "rlvr/Debate-v0",
-        "rlvr/ProposerSolver-v0",
+        "rlvr/ProposerSolver-v1",
         "rlvr/SQLDebate-v0",
         "rlvr/CodeProposerSolver-v0",
     ]
@@ -58,7 +58,7 @@ def test_the_builtin_envs_are_registered():
             marks=pytest.mark.xfail(
                 strict=True,
                 reason="fixed on branch codeprop: deep text in a reference's signature raises "
-                "RecursionError, and the env inherits ProposerSolver-v0's math example_proposal "
+                "RecursionError, and the env inherits ProposerSolver-v1's math example_proposal "
                 "and gives its solvers no reference reply (the checker's proposal hooks)",
             ),
         )

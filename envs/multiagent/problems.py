@@ -1,4 +1,4 @@
-"""The problems a proposer may pose in `rlvr/ProposerSolver-v0`, solved exactly by us.
+"""The problems a proposer may pose in `rlvr/ProposerSolver-v1`, solved exactly by us.
 
 Two families, one small grammar, evaluated with `fractions.Fraction`, never `eval`:
 

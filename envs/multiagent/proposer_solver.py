@@ -1,4 +1,4 @@
-"""`rlvr/ProposerSolver-v0`: one agent poses a math problem, k solver agents answer it."""
+"""`rlvr/ProposerSolver-v1`: one agent poses a math problem, k solver agents answer it."""
 
 from __future__ import annotations
 
@@ -111,10 +111,15 @@ class ProposerSolverEnv(TextAECEnv):
     - `render_mode`, `max_text_length`: as for every `TextAECEnv`.
 
     ## Version History
+    - v1: well-posedness on principles (issue 25): forms that conventions read two ways are
+      refused (outcome "ambiguous": `6/2(1+2)`, `-2^2`, `2^3^2`, `2^3x`; parentheses say which
+      reading), and a leak is any number written in the problem whose value is the answer,
+      sign aside (`007`, `14/2`, `7/(3)` now count); the proposer's prompt states both rules.
+      v0 accepted those proposals, so rewards and the prompt differ: hence the new version.
     - v0: initial release: evaluate and solve-linear families, learnability reward.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {**TextAECEnv.metadata, "name": "proposer_solver_v0"}
+    metadata: ClassVar[dict[str, Any]] = {**TextAECEnv.metadata, "name": "proposer_solver_v1"}
     # Several solvers: a solve rate needs several attempts.
     argument_checks = declare(solvers=whole(2), timeout=real(0.0, low_open=True))
 

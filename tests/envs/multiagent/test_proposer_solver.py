@@ -1,4 +1,4 @@
-"""rlvr/ProposerSolver-v0: well-posedness, the learnability reward, what solvers see, infra."""
+"""rlvr/ProposerSolver-v1: well-posedness, the learnability reward, what solvers see, infra."""
 
 from __future__ import annotations
 
@@ -145,8 +145,8 @@ def test_a_verifier_failure_on_the_proposers_answer_is_infra_not_a_zero():
 
 def test_solvers_must_be_several():
     with pytest.raises(EnvConfigError, match="solvers must be an int >= 2"):
-        make("rlvr/ProposerSolver-v0", solvers=1)
-    assert make("rlvr/ProposerSolver-v0", solvers=8).possible_agents[-1] == "solver_7"
+        make("rlvr/ProposerSolver-v1", solvers=1)
+    assert make("rlvr/ProposerSolver-v1", solvers=8).possible_agents[-1] == "solver_7"
 
 
 def test_the_reference_replies_pose_a_problem_and_solve_it():
