@@ -33,7 +33,6 @@ from collections.abc import Callable, Sequence
 
 from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo import AECEnv
-from pettingzoo.test import api_test, parallel_api_test
 
 from rlvr.envs.checker import EnvCheckError
 from rlvr.envs.deep_text import FORGED_INFRA_REPLIES, nasty_replies
@@ -66,6 +65,10 @@ def check_env(
 
 
 def _pettingzoo_problems(env: AECEnv) -> list[str]:
+    # Imported here: pettingzoo.test loads PettingZoo's example games, which making an env
+    # never needs (`import rlvr.envs.multiagent` stays light).
+    from pettingzoo.test import api_test, parallel_api_test
+
     problems = []
     tests: list[tuple[str, Callable[[], None]]] = [
         ("pettingzoo api_test", lambda: api_test(env, num_cycles=PETTINGZOO_CYCLES))
