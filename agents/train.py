@@ -61,7 +61,16 @@ from rlvr.agents.selfplay import (
     merge_seat_metrics,
     seat_key,
 )
-from rlvr.config import ConfigError, cli, differences, dump, write_config
+from rlvr.config import (
+    ConfigError,
+    Seed,
+    check_numbers,
+    cli,
+    differences,
+    dump,
+    read_text_file,
+    write_config,
+)
 from rlvr.rollout import EvalReport, MatchReport, distinct_tasks, evaluate, play_match
 
 Algo = Literal["grpo", "ppo"]
@@ -91,7 +100,7 @@ learner, sampling, seed, ...) is refused, so that the run stays the one its conf
 
 
 def _read_text(path: str) -> str:
-    return Path(path).read_text(encoding="utf-8")
+    return read_text_file(path, "chat template")
 
 
 @dataclass
@@ -135,7 +144,7 @@ class TrainConfig:
     """Write a checkpoint every this many steps (0: only at the end)."""
     time_budget: float | None = None
     """Stop after this many seconds of training (rollouts and updates; evaluation excluded)."""
-    seed: int = 0
+    seed: Seed = 0
     """Seed of task choice, sampling and minibatch order."""
     device: str = "cpu"
     """Torch device of the policy."""
@@ -194,6 +203,7 @@ class TrainConfig:
     """PPO hyperparameters (used when algo="ppo")."""
 
     def __post_init__(self) -> None:
+        check_numbers(self)
         self.envs = tuple(EnvSpec(spec) if isinstance(spec, str) else spec for spec in self.envs)
         if not self.envs:
             raise ValueError("envs is empty; give at least one EnvSpec('rlvr/Math-v0')")
