@@ -109,13 +109,7 @@ def _row_to_task(
 ) -> Task:
     if not isinstance(row, Mapping):
         raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
-    for column, value in row.items():
-        surrogate = lone_surrogate((column, value))
-        if surrogate is not None:
-            raise DatasetError(
-                f"{where}: field {column!r} holds a lone surrogate {surrogate}, which is no text "
-                "(a \\ud800-\\udfff escape without its pair): fix or drop it"
-            )
+    check_text(row, where)
     values: dict[str, Any] = {}
     for ours in ("prompt", "answer", "id"):
         theirs = fields.get(ours, ours)
@@ -146,6 +140,17 @@ def _row_to_task(
         return Task.from_dict(values)
     except TaskFormatError as exc:
         raise DatasetError(f"{where}: {exc}") from None
+
+
+def check_text(row: Mapping[str, Any], where: str) -> None:
+    """Refuse a dataset row with a lone surrogate in any field (`DatasetError` naming it)."""
+    for column, value in row.items():
+        surrogate = lone_surrogate((column, value))
+        if surrogate is not None:
+            raise DatasetError(
+                f"{where}: field {column!r} holds a lone surrogate {surrogate}, which is no text "
+                "(a \\ud800-\\udfff escape without its pair): fix or drop it"
+            )
 
 
 def lone_surrogate(value: Any) -> str | None:
