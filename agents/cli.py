@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlvr.config import cli, defer
+from rlvr.config import Positive, Seed, check_numbers, cli, defer
 
 
 def _agent_help() -> str:
@@ -35,11 +35,11 @@ class EvalConfig:
     """Registered env id, e.g. rlvr/Math-v0."""
     agent: str = field(default="oracle", metadata=cli(help=_agent_help))
     """The agent, as a spec."""
-    episodes: int = 20
+    episodes: Positive = 20
     """Tasks to play."""
-    seed: int = 0
+    seed: Seed = 0
     """Seed of the first task (task i uses seed + i)."""
-    samples: int = 1
+    samples: Positive = 1
     """Samples per task (pass@k)."""
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     """`gym.make` keyword arguments of the env (JSON on the command line)."""
@@ -50,8 +50,11 @@ class EvalConfig:
     ray: str | None = field(default=None, metadata=cli(const="local", metavar="ADDRESS"))
     """Run the envs on Ray env workers: "local" starts Ray on this machine, else the address of
     a cluster to join ("auto", "ray://HOST:10001"). The records are the same as without Ray."""
-    env_workers: int = 2
+    env_workers: Positive = 2
     """Ray env workers (with --ray)."""
+
+    def __post_init__(self) -> None:
+        check_numbers(self)
 
 
 def add_commands(subparsers: Any) -> None:

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from rlvr.agents.async_rollouts import AsyncRollouts, sampler_copy
+from rlvr.agents.checkpoints import load_state, save_state
 from rlvr.agents.curriculum import (
     CurriculumConfig,
     DifficultyCurriculum,
@@ -61,7 +62,16 @@ from rlvr.agents.selfplay import (
     merge_seat_metrics,
     seat_key,
 )
-from rlvr.config import ConfigError, cli, differences, dump, write_config
+from rlvr.config import (
+    ConfigError,
+    Seed,
+    check_numbers,
+    cli,
+    differences,
+    dump,
+    read_text_file,
+    write_config,
+)
 from rlvr.rollout import EvalReport, MatchReport, distinct_tasks, evaluate, play_match
 
 Algo = Literal["grpo", "ppo"]
@@ -70,6 +80,16 @@ EVAL_SEED = 1_000_003
 SEAT_STATE = "learner.pt"
 """With a policy per seat: the file of a seat's checkpoint folder holding its learner's state."""
 ALGOS: tuple[str, ...] = get_args(Algo)
+CHECKPOINT_KEYS = (
+    "step",
+    "train_seconds",
+    "evaluations",
+    "learner",
+    "task_rng",
+    "sample_generator",
+    "trainable",
+)
+"""What every `trainer.pt` holds (older ones may lack the later keys: config, curricula...)."""
 MAY_CHANGE_ON_RESUME = (
     "output_dir",
     "steps",
@@ -91,7 +111,7 @@ learner, sampling, seed, ...) is refused, so that the run stays the one its conf
 
 
 def _read_text(path: str) -> str:
-    return Path(path).read_text(encoding="utf-8")
+    return read_text_file(path, "chat template")
 
 
 @dataclass
@@ -135,7 +155,7 @@ class TrainConfig:
     """Write a checkpoint every this many steps (0: only at the end)."""
     time_budget: float | None = None
     """Stop after this many seconds of training (rollouts and updates; evaluation excluded)."""
-    seed: int = 0
+    seed: Seed = 0
     """Seed of task choice, sampling and minibatch order."""
     device: str = "cpu"
     """Torch device of the policy."""
@@ -194,6 +214,7 @@ class TrainConfig:
     """PPO hyperparameters (used when algo="ppo")."""
 
     def __post_init__(self) -> None:
+        check_numbers(self)
         self.envs = tuple(EnvSpec(spec) if isinstance(spec, str) else spec for spec in self.envs)
         if not self.envs:
             raise ValueError("envs is empty; give at least one EnvSpec('rlvr/Math-v0')")
@@ -750,7 +771,7 @@ class Trainer:
                     "learner": self.learner.learners[seat].state_dict(),
                     "trainable": _trainable_state(policy) if policy.lora else None,
                 }
-                torch.save(seat_state, partial / seat / SEAT_STATE)
+                save_state(seat_state, partial / seat / SEAT_STATE)
         per_seat = bool(self.seat_policies)
         state = {
             "step": self.step,
@@ -766,21 +787,25 @@ class Trainer:
             "snapshot": self.snapshot.model.state_dict() if self.snapshot is not None else None,
             "config": self.config.to_dict(),
         }
-        torch.save(state, partial / "trainer.pt")
+        save_state(state, partial / "trainer.pt")
         shutil.rmtree(folder, ignore_errors=True)
         partial.rename(folder)
         return folder
 
     def load_checkpoint(self, folder: str | Path) -> None:
-        """Continue from a checkpoint of a run with the same config."""
+        """Continue from a checkpoint of a run with the same config. Its state files are read
+        without unpickling code (`rlvr.agents.checkpoints`): a tampered one is refused."""
         folder = Path(folder)
         if not (folder / "trainer.pt").is_file():
             raise TrainingError(f"{folder} is not a checkpoint (no trainer.pt)")
-        state = torch.load(folder / "trainer.pt", weights_only=False)
+        state = load_state(folder / "trainer.pt")
+        missing = sorted(set(CHECKPOINT_KEYS) - set(state))
+        if missing:
+            raise TrainingError(f"{folder}/trainer.pt is not a checkpoint: it has no {missing}")
         self._check_same_run(folder, state.get("config", {}))
         if isinstance(self.learner, SeatLearners):
             for seat, policy in self.seat_policies.items():
-                seat_state = torch.load(folder / seat / SEAT_STATE, weights_only=False)
+                seat_state = load_state(folder / seat / SEAT_STATE)
                 _load_weights(policy, folder / seat, seat_state["trainable"])
                 self.learner.learners[seat].load_state_dict(seat_state["learner"])
         else:

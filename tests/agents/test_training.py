@@ -133,9 +133,126 @@ def test_resume_continues_bit_for_bit(tiny_path, tmp_path, overrides):
     assert training_rows(tmp_path / "a" / "metrics.jsonl")[2:] == training_rows(
         tmp_path / "b" / "metrics.jsonl"
     )
-    learner_a = torch.load(tmp_path / "a/checkpoints/step-4/trainer.pt", weights_only=False)
-    learner_b = torch.load(tmp_path / "b/checkpoints/step-4/trainer.pt", weights_only=False)
+    # the state files hold plain data only: they load without unpickling any object
+    learner_a = torch.load(tmp_path / "a/checkpoints/step-4/trainer.pt", weights_only=True)
+    learner_b = torch.load(tmp_path / "b/checkpoints/step-4/trainer.pt", weights_only=True)
     assert torch.equal(learner_a["sample_generator"], learner_b["sample_generator"])
+    assert learner_a["task_rng"] == learner_b["task_rng"]
+
+
+class RunsCode:
+    """A pickle payload: unpickling it calls `exec`, which writes `marker` (what a tampered
+    checkpoint would do, with worse code)."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (exec, (f"open({self.marker!r}, 'w').write('ran')",))
+
+
+def test_a_tampered_checkpoint_is_refused_and_runs_no_code(tiny_path, tmp_path, capsys):
+    train(config(tiny_path, tmp_path, steps=1))
+    checkpoint = tmp_path / "checkpoints" / "step-1"
+    state = torch.load(checkpoint / "trainer.pt", weights_only=True)
+    control = tmp_path / "control.pt"  # the same tampering, loaded the old way, runs its code
+    torch.save({**state, "evaluations": [RunsCode(tmp_path / "control")]}, control)
+    torch.load(control, weights_only=False)
+    assert (tmp_path / "control").read_text() == "ran"
+    torch.save({**state, "evaluations": [RunsCode(tmp_path / "marker")]}, checkpoint / "trainer.pt")
+    with pytest.raises(TrainingError) as refused:  # ...but resuming never unpickles it
+        train(config(tiny_path, tmp_path, steps=2), resume=checkpoint)
+    assert not (tmp_path / "marker").exists()
+    message = str(refused.value)
+    assert "trainer.pt holds objects no checkpoint of rlvr train holds" in message
+    assert "Unsupported global: GLOBAL exec" in message and "\n" not in message
+    assert main(["train", "--out", str(tmp_path), "--resume", "--steps", "2"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "refused" in err
+    assert not (tmp_path / "marker").exists()
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        (exec, ("open(MARKER, 'w')",)),
+        (__import__("os").system, ("touch MARKER",)),
+        (__import__("subprocess").call, (["touch", "MARKER"],)),
+        (__import__("pathlib").Path.touch, (__import__("pathlib").Path("MARKER"),)),
+    ],
+    ids=["exec", "os.system", "subprocess", "a-method"],
+)
+def test_a_state_file_with_any_code_object_is_refused_before_it_runs(tmp_path, payload):
+    from rlvr.agents.checkpoints import load_state
+
+    marker = str(tmp_path / "marker")
+    function, arguments = payload
+    arguments = tuple(
+        [a.replace("MARKER", marker) for a in arg] if isinstance(arg, list)
+        else type(arg)(str(arg).replace("MARKER", marker))
+        for arg in arguments
+    )  # fmt: skip
+
+    class Payload:
+        def __reduce__(self):
+            return (function, arguments)
+
+    path = tmp_path / "learner.pt"  # a seat's state file is read the same way
+    torch.save({"learner": Payload()}, path)
+    with pytest.raises(TrainingError, match="loading it could run code, so it is refused"):
+        load_state(path)
+    assert not (tmp_path / "marker").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "cannot read the checkpoint file"),
+        (b"PK\x03\x04 cut short", "cannot read the checkpoint file"),
+        (None, "is not a checkpoint: it holds a list"),
+    ],
+)
+def test_a_broken_state_file_is_one_error_naming_it(tmp_path, content, message):
+    from rlvr.agents.checkpoints import load_state
+
+    path = tmp_path / "trainer.pt"
+    if content is None:
+        torch.save([1, 2], path)
+    else:
+        path.write_bytes(content)
+    with pytest.raises(TrainingError, match=message):
+        load_state(path)
+
+
+def test_a_checkpoint_written_before_plain_state_files_still_resumes(tiny_path, tmp_path):
+    # older trainer.pt files hold numpy float64 means and rlvr.config's dict subclass
+    import numpy as np
+
+    from rlvr.config import _Inline
+
+    train(config(tiny_path, tmp_path, steps=1, envs=[EnvSpec("test/Digits-v0", kwargs={})]))
+    path = tmp_path / "checkpoints" / "step-1" / "trainer.pt"
+    state = torch.load(path, weights_only=True)
+    state["evaluations"][0]["eval/success_rate"] = np.float64(0.25)
+    state["config"]["envs"][0]["kwargs"] = _Inline()
+    torch.save(state, path)
+    trainer = Trainer(config(tiny_path, tmp_path, steps=2, envs=[EnvSpec("test/Digits-v0")]))
+    trainer.load_checkpoint(path.parent)
+    assert trainer.step == 1 and trainer.evaluations[0]["eval/success_rate"] == 0.25
+
+
+def test_state_that_a_checkpoint_cannot_hold_is_refused_when_saved(tmp_path):
+    import numpy as np
+
+    from rlvr.agents.checkpoints import plain_state, save_state
+
+    assert plain_state({"a": np.float64(0.5), "b": (np.int64(2), [np.bool_(True)])}) == {
+        "a": 0.5,
+        "b": (2, [True]),
+    }
+    assert type(plain_state(np.float64(0.5))) is float
+    with pytest.raises(TypeError, match=r"state\['learner'\]\['f'\]: a function cannot go"):
+        save_state({"learner": {"f": lambda: 0}}, tmp_path / "x.pt")
 
 
 def test_resume_true_picks_the_latest_checkpoint_and_keeps_the_metrics_consistent(
