@@ -86,7 +86,7 @@ def test_unregistered_env_is_named_with_the_fix() -> None:
         ('name = "s"\n[[envs]]\nid = "a/B-v0"\nepisodes = 0\n', "episodes must be >= 1"),
         ('name = "s"\n[[envs]]\nid = "a/B-v0"\nkwargs = {split = "x"}\n', "not in kwargs"),
         ('name = "s"\n[bootstrap]\nconfidence = 1.5\n[[envs]]\nid = "a/B-v0"\n', "confidence"),
-        ("name = 's\n", "invalid TOML"),
+        ("name = 's\n", "not valid TOML"),
         # Each of these used to pass silently, fail with a confusing message, or fail only after
         # the whole run had finished (the bootstrap seed is used when scoring).
         ('name = "s"\n[envs]\nid = "a/B-v0"\n', r"write \[\[envs\]\] \(double brackets\)"),
@@ -145,7 +145,7 @@ def test_include_merges_envs_and_detects_cycles(tmp_path: Path) -> None:
         load_suite(tmp_path / "self.toml")
     (tmp_path / "broken.toml").write_text('name = "b"\nsplit = [\n')
     (tmp_path / "uses.toml").write_text('name = "u"\ninclude = ["broken.toml"]\n' + ENV)
-    with pytest.raises(SuiteError, match=r"include: .*broken.toml: invalid TOML"):
+    with pytest.raises(SuiteError, match=r"include: .*broken.toml: not valid TOML"):
         load_suite(tmp_path / "uses.toml")
 
 
