@@ -6,6 +6,10 @@ Tests that need a service (Docker engine, PostgreSQL, Chromium, bubblewrap) call
 Tests that need an optional extra (`datasets`, `postgres`, ...) call `require_extra(...)` for the
 same reason instead of `pytest.importorskip`. `run_python(code)` runs code in a fresh interpreter
 (for what a process imports).
+
+The suite writes nothing into the checkout (tests/checkout.py): a session that leaves a file there
+fails, naming it. `repository` is the project's files as git counts them (not the working tree,
+which may hold a demo's outputs); `built_wheel` is the project's wheel, built once from a copy.
 """
 
 from __future__ import annotations
@@ -13,13 +17,26 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.checkout import (
+    ROOT,
+    NotACheckout,
+    Repository,
+    Snapshot,
+    changes,
+    read_repository,
+    snapshot,
+)
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -77,3 +94,78 @@ def ray_cluster() -> Iterator[ModuleType]:
     )
     yield ray
     ray.shutdown()
+
+
+# --- the checkout ---------------------------------------------------------------------------------
+
+_BEFORE = pytest.StashKey[Snapshot]()
+_WRITTEN = pytest.StashKey[list[str]]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):  # pytest-xdist: its controller watches
+        session.config.stash[_BEFORE] = snapshot(ROOT)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    before = session.config.stash.get(_BEFORE, None)
+    if before is None:
+        return
+    written = changes(before, snapshot(ROOT))
+    if written:
+        session.config.stash[_WRITTEN] = written
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    written = config.stash.get(_WRITTEN, None)
+    if written:
+        terminalreporter.section("the suite changed the checkout", red=True)
+        terminalreporter.line(
+            f"tests write only under their tmp_path; this session changed {ROOT}:"
+        )
+        for line in written[:30]:
+            terminalreporter.line(f"  {line}")
+        if len(written) > 30:
+            terminalreporter.line(f"  ... and {len(written) - 30} more")
+
+
+@pytest.fixture(scope="session")
+def repository() -> Repository:
+    """The project's files (git's tracked and new-but-not-ignored files). Outside a git checkout:
+    skipped locally, failed in CI."""
+    try:
+        return read_repository(ROOT)
+    except NotACheckout as exc:
+        require_service("a git checkout", False, str(exc))
+        raise
+
+
+@dataclass(frozen=True)
+class BuiltWheel:
+    path: Path
+    log: str
+    """What `pip wheel` printed, the build backend's messages included."""
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory, repository: Repository) -> BuiltWheel:
+    """The project's wheel, built once a session as `pip wheel .` builds it (in an isolated build
+    environment), from a copy of the repository's files: a build in the checkout itself would
+    leave build/ and an egg-info there."""
+    source = tmp_path_factory.mktemp("source")
+    for name in repository.files:
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, source / name, follow_symlinks=False)
+    dist = tmp_path_factory.mktemp("dist")
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(dist), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    (wheel,) = dist.glob("rlvr_gym-*.whl")
+    return BuiltWheel(wheel, built.stdout + built.stderr)
