@@ -1,4 +1,4 @@
-"""The user docs work: README.md and docs/*.md, read as a newcomer reads them.
+"""The user docs work: README.md, CONTRIBUTING.md and docs/*.md, read as a newcomer reads them.
 
 - Every ```python block runs. The blocks of one page run in order in one fresh interpreter (a
   page is read top to bottom, so a block may use what an earlier one defined), in an empty
@@ -39,7 +39,11 @@ import pytest
 from tests.checkout import ROOT, Repository
 from tests.conftest import require_extra
 
-PAGES = ["README.md", *sorted(f"docs/{page.name}" for page in (ROOT / "docs").glob("*.md"))]
+PAGES = [
+    "README.md",
+    "CONTRIBUTING.md",
+    *sorted(f"docs/{page.name}" for page in (ROOT / "docs").glob("*.md")),
+]
 
 EXPECTED_SKIPS = {
     "docs/agents.md": 1,  # 500 GRPO steps
