@@ -575,6 +575,22 @@ def test_rlvr_tiny_command_builds_a_loadable_model(tmp_path, capsys):
     assert card["env_id"] == "test/Add-v0" and card["warm_start"] is None
 
 
+def test_rlvr_tiny_says_its_accuracy_is_the_stopping_check_not_a_benchmark(tmp_path, capsys):
+    code = main(
+        ["tiny", "--env", "test/Add-v0", "--out", str(tmp_path / "m"), "--steps", "1",
+         "--target-accuracy", "0.9", "--warm-start.eval-episodes", "4",
+         "--model.corpus-episodes", "64", "--model.layers", "1"]
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert re.search(
+        r"^warm-start step 0: held-out accuracy 0\.\d{3} \(greedy, 4 episodes: the "
+        r"--target-accuracy check\)$",
+        out,
+        re.M,
+    ), out
+
+
 def test_rlvr_tiny_warm_starts_a_game_model_measured_on_the_same_game(tmp_path, capsys):
     # a game has no split: the held-out measure is a match on the game with its own kwargs
     # (this failed with "unknown argument(s) split='test'")
