@@ -231,6 +231,9 @@ def _held_out_label(config: Any) -> str:
         return (
             f"suite {config.eval_suite}: the score `rlvr bench --suite {config.eval_suite}` gives"
         )
+    if config.self_play is not None:
+        opponent = config.self_play.eval_opponent
+        return f"win rate against {opponent} in {config.eval_episodes} games, greedy"
     return f"greedy, on up to {config.eval_episodes} distinct held-out tasks per env"
 
 

@@ -558,7 +558,7 @@ def test_rlvr_train_command(tiny_path, tmp_path, capsys):
     )  # fmt: skip
     assert code == 0
     out = capsys.readouterr().out
-    assert "held-out" in out and "final model" in out
+    assert "(greedy, on up to 4 distinct held-out tasks per env)" in out and "final model" in out
     assert (tmp_path / "final" / "model.safetensors").exists()
     assert (tmp_path / "learning_curve.png").exists()
     saved = read_config(TrainConfig, tmp_path / "config.toml")
