@@ -212,6 +212,20 @@ def pytest_terminal_summary(
             terminalreporter.line(f"  ... and {len(written) - 30} more")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _hypothesis_out_of_the_checkout(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Hypothesis keeps its caches (and the explore profile's example database) in ./.hypothesis,
+    the checkout: give it a session folder instead, unless HYPOTHESIS_STORAGE_DIRECTORY names
+    one (to keep a database across sessions)."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    try:
+        from hypothesis.configuration import set_hypothesis_home_dir
+    except ImportError:  # the dev extra is not installed: no test uses hypothesis then
+        return
+    set_hypothesis_home_dir(tmp_path_factory.mktemp("hypothesis"))
+
+
 @pytest.fixture(scope="session")
 def repository() -> Repository:
     """The project's files (git's tracked and new-but-not-ignored files). Outside a git checkout:
