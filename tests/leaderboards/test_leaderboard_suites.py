@@ -20,7 +20,6 @@ from rlvr.leaderboards import (
 )
 from tests.leaderboards.leaderboard_support import ADD_ENV, SPLIT_ENV, TOY_SUITE, write_toy_suite
 
-ROOT = Path(__file__).resolve().parents[2]
 ENV = '[[envs]]\nid = "a/B-v0"\n'
 
 
@@ -192,27 +191,14 @@ def test_unknown_builtin_suite_lists_the_choices() -> None:
 
 
 @pytest.mark.slow
-def test_wheel_ships_the_suite_files(tmp_path: Path) -> None:
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(tmp_path),
-            str(ROOT),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = tmp_path.glob("rlvr_gym-*.whl")
-    names = set(zipfile.ZipFile(wheel).namelist())
+def test_wheel_ships_the_suite_files(built_wheel, repository) -> None:
+    names = set(zipfile.ZipFile(built_wheel.path).namelist())
     for suite in builtin_suite_names():
         assert f"rlvr/leaderboards/suites/{suite}.toml" in names
+    suite_files = [name for name in repository.files if name.startswith("leaderboards/suites/")]
+    assert "leaderboards/suites/arena/connect4.toml" in suite_files  # arena suites too
+    for name in suite_files:
+        assert f"rlvr/{name}" in names
     assert "rlvr/leaderboards/cli.py" in names
 
 
