@@ -26,6 +26,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,6 +181,26 @@ _BEFORE = pytest.StashKey[Snapshot]()
 _WRITTEN = pytest.StashKey[list[str]]()
 
 
+_HYPOTHESIS_FOLDER = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Hypothesis keeps its caches (and the explore profile's example database) in ./.hypothesis,
+    the checkout: give it a folder of its own for the session, through the environment so that
+    processes the tests start use it too, unless HYPOTHESIS_STORAGE_DIRECTORY names one (to keep
+    a database across sessions). Set before collection: importing a test module may cache."""
+    if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        folder = tempfile.mkdtemp(prefix="rlvr-hypothesis-")
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = config.stash[_HYPOTHESIS_FOLDER] = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_HYPOTHESIS_FOLDER, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     if not hasattr(session.config, "workerinput"):  # pytest-xdist: its controller watches
         session.config.stash[_BEFORE] = snapshot(ROOT)
@@ -210,20 +231,6 @@ def pytest_terminal_summary(
             terminalreporter.line(f"  {line}")
         if len(written) > 30:
             terminalreporter.line(f"  ... and {len(written) - 30} more")
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _hypothesis_out_of_the_checkout(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Hypothesis keeps its caches (and the explore profile's example database) in ./.hypothesis,
-    the checkout: give it a session folder instead, unless HYPOTHESIS_STORAGE_DIRECTORY names
-    one (to keep a database across sessions)."""
-    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
-        return
-    try:
-        from hypothesis.configuration import set_hypothesis_home_dir
-    except ImportError:  # the dev extra is not installed: no test uses hypothesis then
-        return
-    set_hypothesis_home_dir(tmp_path_factory.mktemp("hypothesis"))
 
 
 @pytest.fixture(scope="session")
