@@ -23,6 +23,7 @@ openenv-core): openenv-core's own client imports its server stack, Gradio and Fa
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import socket
@@ -113,7 +114,9 @@ class RemoteEnv(gym.Env[str, str]):
             try:
                 answer = self._call("reset", data)
             except _Lost as exc:
-                raise RemoteEnvError(f"the server at {self.base_url} lost the session: {exc}")
+                raise RemoteEnvError(
+                    f"the server at {self.base_url} lost the session: {exc}"
+                ) from None
         observation = answer["observation"]
         self._last, self._done = observation, False
         self.task_fingerprint = observation.get("task_fingerprint")
@@ -139,10 +142,8 @@ class RemoteEnv(gym.Env[str, str]):
 
     def close(self) -> None:
         if self._socket is not None:
-            try:
+            with contextlib.suppress(OSError, WebSocketException):
                 self._socket.send(json.dumps({"type": "close"}))
-            except (OSError, WebSocketException):
-                pass
         self._disconnect()
         super().close()
 
@@ -233,10 +234,8 @@ class RemoteEnv(gym.Env[str, str]):
     def _disconnect(self) -> None:
         if self._socket is not None:
             socket_, self._socket = self._socket, None
-            try:
+            with contextlib.suppress(OSError, WebSocketException):
                 socket_.close()
-            except (OSError, WebSocketException):
-                pass
 
     def _lost(self, action: str, why: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """The step of an episode whose session died: an infrastructure error, never a 0."""

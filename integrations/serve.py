@@ -463,7 +463,9 @@ def describe(config: ServeConfig) -> LiveSessions:
     try:
         probe = (_Game if multiagent else _SingleAgent)(config)
     except (EnvError, TypeError, ValueError, ImportError) as exc:
-        raise ServeConfigError(f"cannot make {config.env_id} with {dict(config.kwargs)}: {exc}")
+        raise ServeConfigError(
+            f"cannot make {config.env_id} with {dict(config.kwargs)}: {exc}"
+        ) from None
     try:
         verifier = _verifier_info(probe.env)
     finally:
