@@ -183,8 +183,14 @@ class RemoteEnv(gym.Env[str, str]):
             message["data"] = data
         socket_ = self._connected()
         try:
-            socket_.send(json.dumps(message))
-            answer = json.loads(socket_.recv(timeout=self.step_timeout))
+            try:
+                socket_.send(json.dumps(message))
+            except WebSocketException:
+                # The server may have closed right after sending its reason (a full server
+                # refuses a session that way): read what it said before giving up.
+                answer = json.loads(socket_.recv(timeout=1))
+            else:
+                answer = json.loads(socket_.recv(timeout=self.step_timeout))
         except (OSError, TimeoutError, WebSocketException, ValueError) as exc:
             self._disconnect()
             raise _Lost(f"{type(exc).__name__}: {exc}") from None
@@ -214,6 +220,8 @@ class RemoteEnv(gym.Env[str, str]):
                     sock=self._tcp_socket(),
                     open_timeout=self.connect_timeout,
                     max_size=MAX_MESSAGE_BYTES,
+                    compression=None,  # small JSON messages: deflate costs more than it saves
+                    legacy=True,  # held open across calls, not in a `with` block
                 )
             except (OSError, WebSocketException) as exc:
                 raise RemoteEnvError(
