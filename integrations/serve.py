@@ -29,6 +29,7 @@ import functools
 import json
 import logging
 import os
+import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -354,6 +355,11 @@ class ServedEnv(Environment):
     def get_metadata(self) -> EnvironmentMetadata:
         return self._sessions.metadata
 
+    @property
+    def opened(self) -> bool:
+        """Whether this session has made its env (at its first reset) and not closed it."""
+        return self._driver is not None and not self._closed
+
     def close(self) -> None:
         if self._closed:
             return
@@ -433,6 +439,8 @@ class LiveSessions:
     def close_all(self) -> None:
         with self._lock:
             envs, self._envs = list(self._envs), set()
+        opened = [env for env in envs if env.opened]
+        print(f"rlvr serve: closing {len(opened)} open session(s)", file=sys.stderr, flush=True)
         for env in envs:
             try:
                 env.close()
@@ -597,6 +605,10 @@ async def _too_large(send: Callable, limit: int) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def _exit_on_signal(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
+
+
 def app_from_environ() -> Any:
     """The app of a uvicorn worker process (`--workers N`): its config comes from the parent
     through `RLVR_SERVE_CONFIG`."""
@@ -626,6 +638,9 @@ def serve(config: ServeConfig) -> None:
         options.update(factory=True, workers=config.workers)
     else:
         target = build_app(config)
+    # uvicorn shuts down gracefully on SIGTERM, then raises the signal again: exit through
+    # SystemExit instead of dying by it, so that the atexit hooks close every pool and server.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     print(
         f"serving {config.env_id} on http://{config.host}:{config.port} (OpenEnv sessions: "
         f"ws://{config.host}:{config.port}/ws; health: /health)",

@@ -341,7 +341,9 @@ def test_shutdown_closes_every_env_and_its_sandbox_workers():
             env.step(env.unwrapped.oracle_reply())
         workers = server.children()
         assert workers, "Code-v0's sandbox pool should have started worker processes"
-        assert server.stop(signal.SIGTERM, timeout=60) == 0
+        assert server.stop(signal.SIGTERM, timeout=60) == 0  # not killed by the signal
+        # the lifespan hook ran (sessions the closing sockets did not close yet are closed there)
+        assert "rlvr serve: closing" in server.output()
         deadline = time.monotonic() + 20
         while any(pid_alive(pid) for pid in workers) and time.monotonic() < deadline:
             time.sleep(0.2)
