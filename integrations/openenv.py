@@ -38,7 +38,7 @@ from rlvr.envs import errors as env_errors
 from rlvr.envs.core import check_options, require_text
 from rlvr.envs.errors import EnvConfigError, EnvError
 from rlvr.envs.spaces import TextSpace
-from rlvr.integrations.wire import SESSION_EXPIRED, error_name
+from rlvr.integrations.wire import SESSION_EXPIRED, env_info, error_name
 
 try:
     from websockets.exceptions import WebSocketException
@@ -120,7 +120,7 @@ class RemoteEnv(gym.Env[str, str]):
         observation = answer["observation"]
         self._last, self._done = observation, False
         self.task_fingerprint = observation.get("task_fingerprint")
-        return observation["text"], observation["info"]
+        return observation["text"], env_info(observation)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         require_text(action)  # refused here, as in-process: no turn is used
@@ -137,7 +137,7 @@ class RemoteEnv(gym.Env[str, str]):
             float(reward if reward is not None else 0.0),
             bool(observation["terminated"]),
             bool(observation["truncated"]),
-            observation["info"],
+            env_info(observation),
         )
 
     def close(self) -> None:
@@ -248,7 +248,7 @@ class RemoteEnv(gym.Env[str, str]):
     def _lost(self, action: str, why: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """The step of an episode whose session died: an infrastructure error, never a 0."""
         info = copy.deepcopy(self._last.get("info") or {})
-        messages = list(info.get("messages") or [])
+        messages = list(self._last.get("messages") or [])
         messages.append({"role": "assistant", "content": action})
         info.update(
             messages=messages,

@@ -139,7 +139,9 @@ class TextObservation(Observation):
     messages: list[dict[str, Any]] = Field(
         default_factory=list, description="the chat so far, as the agent to move sees it"
     )
-    info: dict[str, Any] = Field(default_factory=dict, description="the env's info (JSON)")
+    info: dict[str, Any] = Field(
+        default_factory=dict, description="the env's info (JSON), less `messages` (above)"
+    )
     infra_error: bool = Field(
         default=False, description="our machinery failed: drop the sample, it is not a 0"
     )
@@ -275,9 +277,10 @@ def _fields(
     fingerprint: str | None = None,
 ) -> dict[str, Any]:
     info = jsonable(info)
+    messages = info.pop("messages", [])  # sent once, at the top level (the client puts it back)
     return {
         "text": str(text),
-        "messages": info.get("messages", []),
+        "messages": messages,
         "info": info,
         "infra_error": bool(info.get("infra_error", False)),
         "verdict": info.get("verdict"),

@@ -76,7 +76,10 @@ def test_openenv_client_plays_a_single_turn_env(math_server):
         assert result.observation["info"]["rewards"] == {"correctness": 1.0}
     in_process = gym.make("rlvr/Math-v0")
     text, info = in_process.reset(seed=7)
-    assert (text, info) == (observation["text"], observation["info"])
+    assert (text, info) == (
+        observation["text"],
+        {**observation["info"], "messages": observation["messages"]},
+    )
 
 
 def test_openenv_client_plays_a_multi_turn_tool_env():
@@ -96,7 +99,13 @@ def test_openenv_client_plays_a_multi_turn_tool_env():
 
 
 def test_openenv_client_plays_a_multi_agent_game():
-    moves = ["<move>1</move>", "<move>4</move>", "<move>2</move>", "<move>5</move>", "<move>3</move>"]
+    moves = [
+        "<move>1</move>",
+        "<move>4</move>",
+        "<move>2</move>",
+        "<move>5</move>",
+        "<move>3</move>",
+    ]
     with served("rlvr/TicTacToe-v0") as server, openenv_client(server.url) as client:
         observation = client.reset(seed=0).observation
         assert observation["agent"] == "player_0" and observation["agents"] == [
