@@ -29,7 +29,8 @@ OBSERVATION_FIELDS = (
     "seats",
 )
 """The rlvr fields of an observation: the env's observation `text`, the chat `messages` of the
-agent to move, the env's `info` (JSON; its `messages` are the ones above, sent once), `infra_error` and `verdict` (also in `info`, lifted for
+agent to move, the env's `info` (JSON; its `messages` are the ones above, sent once),
+`infra_error` and `verdict` (also in `info`, lifted for
 trainers that read only the top level), Gymnasium's `terminated`/`truncated`, the posed task's
 `task_fingerprint` (after reset), and for multi-agent envs `agent` (who moves now), `agents`
 (who still plays) and `seats` (each seat's reward, return, end flags and infra_error)."""

@@ -46,10 +46,12 @@ class Server:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise AssertionError(f"rlvr serve exited: {self.output()}")
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(self.url + "/health", timeout=2) as answer:
-                    if json.loads(answer.read()) == {"status": "healthy"}:
-                        return
+            with (
+                contextlib.suppress(OSError),
+                urllib.request.urlopen(self.url + "/health", timeout=2) as answer,
+            ):
+                if json.loads(answer.read()) == {"status": "healthy"}:
+                    return
             time.sleep(0.3)
         self.stop()
         raise AssertionError(f"rlvr serve did not become healthy: {self.output()}")

@@ -19,7 +19,7 @@ import pytest
 
 import rlvr  # noqa: F401  (registers the envs)
 from rlvr.envs import check_env
-from rlvr.envs.errors import ActionError, EnvConfigError, ResetNeeded
+from rlvr.envs.errors import EnvConfigError, ResetNeeded
 from rlvr.rollout import evaluate
 from tests.conftest import require_extra
 from tests.integrations.served import Server, pid_alive, served, signal
