@@ -142,8 +142,9 @@ class RemoteEnv(gym.Env[str, str]):
 
     def close(self) -> None:
         if self._socket is not None:
-            with contextlib.suppress(OSError, WebSocketException):
+            with contextlib.suppress(OSError, TimeoutError, WebSocketException):
                 self._socket.send(json.dumps({"type": "close"}))
+                self._socket.recv(timeout=2)  # the server ends the session and closes first
         self._disconnect()
         super().close()
 

@@ -41,7 +41,7 @@ from rlvr.integrations.wire import error_text, jsonable
 
 try:
     import uvicorn
-    from fastapi import FastAPI
+    from fastapi import FastAPI, WebSocketDisconnect
     from fastapi.responses import JSONResponse
     from openenv.core.env_server.http_server import HTTPEnvServer
     from openenv.core.env_server.interfaces import Environment
@@ -54,6 +54,7 @@ try:
         State,
     )
     from pydantic import Field
+    from uvicorn.protocols.utils import ClientDisconnected
 except ImportError as exc:  # pragma: no cover - the message is the point
     raise ImportError(
         f"rlvr serve needs the serve extra: pip install 'rlvr-gym[serve]' ({exc})"
@@ -555,13 +556,20 @@ def _closer(sessions: LiveSessions) -> Callable[[], Awaitable[None]]:
 
 
 class BodyLimit:
-    """ASGI middleware answering 413 to an HTTP body over `limit` bytes (declared or sent)."""
+    """ASGI middleware answering 413 to an HTTP body over `limit` bytes (declared or sent), and
+    keeping a WebSocket client's early departure out of the error log."""
 
     def __init__(self, app: Any, limit: int) -> None:
         self.app = app
         self.limit = limit
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] == "websocket":
+            # OpenEnv's /ws handler closes the socket in a `finally` that only expects
+            # RuntimeError: a client that left first is not an error of ours to log.
+            with contextlib.suppress(WebSocketDisconnect, ClientDisconnected):
+                await self.app(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
