@@ -193,7 +193,7 @@ class _SingleAgent:
         if agent is not None:
             raise ActionError(f"this env has one agent; send the reply without agent={agent!r}")
         observation, reward, terminated, truncated, info = self.env.step(text)
-        return _fields(observation, info, reward, bool(terminated), bool(truncated))
+        return _fields(observation, info, float(reward), bool(terminated), bool(truncated))
 
     def oracle(self) -> str | None:
         return str(self.env.unwrapped.oracle_reply())  # type: ignore[attr-defined]
@@ -277,14 +277,14 @@ def _fields(
     *,
     fingerprint: str | None = None,
 ) -> dict[str, Any]:
-    info = jsonable(info)
-    messages = info.pop("messages", [])  # sent once, at the top level (the client puts it back)
+    data: dict[str, Any] = jsonable(info)
+    messages = data.pop("messages", [])  # sent once, at the top level (the client puts it back)
     return {
         "text": str(text),
         "messages": messages,
-        "info": info,
-        "infra_error": bool(info.get("infra_error", False)),
-        "verdict": info.get("verdict"),
+        "info": data,
+        "infra_error": bool(data.get("infra_error", False)),
+        "verdict": data.get("verdict"),
         "reward": reward,
         "done": terminated or truncated,
         "terminated": terminated,
@@ -321,7 +321,7 @@ class ServedEnv(Environment):
         self._sessions = sessions
         sessions.add(self)
 
-    def reset(  # type: ignore[override]
+    def reset(
         self,
         seed: int | None = None,
         episode_id: str | None = None,
@@ -334,7 +334,7 @@ class ServedEnv(Environment):
             self._episode_id, self._steps = episode_id, 0
             return TextObservation(**fields)
 
-    def step(  # type: ignore[override]
+    def step(
         self, action: TextAction, timeout_s: float | None = None, **kwargs: Any
     ) -> TextObservation:
         with _served():

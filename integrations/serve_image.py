@@ -263,7 +263,7 @@ def _closure(names: Iterable[str], extras: dict[str, set[str]]) -> list[metadata
 def _applies(requirement: Requirement, extras: set[str]) -> bool:
     if requirement.marker is None:
         return True
-    environment = default_environment()
+    environment: dict[str, Any] = dict(default_environment().items())
     return any(
         requirement.marker.evaluate({**environment, "extra": extra}) for extra in ("", *extras)
     )

@@ -161,7 +161,7 @@ class RlvrEnv(vf.Env[RlvrEnvConfig]):
         env = await asyncio.to_thread(make_env, config)
         try:
             await asyncio.to_thread(env.reset, seed=task.data.seed)
-            total, last_info = 0.0, {}
+            total, last_info = 0.0, dict[str, Any]()
             async with agents.player.interaction(task) as interaction:
                 segment = await interaction.turn()
                 while not segment.terminated:
