@@ -578,30 +578,28 @@ class BodyLimit:
             await _too_large(send, self.limit)
             return
         received = 0
-        started = False
+        too_large = False
 
         async def counted_receive() -> dict:
-            nonlocal received
+            # Past the limit the body ends there (the app stops reading) and its answer, whatever
+            # it is (OpenEnv's /mcp turns any read error into a 200 parse error), becomes a 413.
+            nonlocal received, too_large
+            if too_large:
+                return {"type": "http.request", "body": b"", "more_body": False}
             message = await receive()
             received += len(message.get("body", b""))
             if received > self.limit:
-                raise _TooLarge
+                too_large = True
+                return {"type": "http.request", "body": b"", "more_body": False}
             return message
 
-        async def tracked_send(message: dict) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counted_receive, tracked_send)
-        except _TooLarge:
-            if not started:
+        async def checked_send(message: dict) -> None:
+            if not too_large:
+                await send(message)
+            elif message["type"] == "http.response.start":
                 await _too_large(send, self.limit)
 
-
-class _TooLarge(Exception):
-    pass
+        await self.app(scope, counted_receive, checked_send)
 
 
 async def _too_large(send: Callable, limit: int) -> None:

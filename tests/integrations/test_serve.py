@@ -429,7 +429,6 @@ def test_an_oversized_message_closes_only_its_socket(math_server):
         ("POST", "/reset", b"{}", 405),  # stateless HTTP episodes are off
         ("POST", "/step", b'{"action": {"text": "x"}}', 405),
         ("GET", "/state", None, 405),
-        ("POST", "/mcp", b"x" * (2 << 20), 413),
         ("POST", "/reset", b"{not json", 405),
     ],
 )
@@ -439,6 +438,30 @@ def test_http_requests_get_clear_4xx_answers(math_server, method, path, body, st
         urllib.request.urlopen(request, timeout=30)
     assert answer.value.code == status
     assert "detail" in json.loads(answer.value.read())
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_an_oversized_http_body_gets_413_before_it_is_read_whole(math_server, chunked):
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", int(math_server.url.rsplit(":", 1)[1]))
+    connection.putrequest("POST", "/mcp")
+    if chunked:
+        connection.putheader("Transfer-Encoding", "chunked")
+    else:
+        connection.putheader("Content-Length", str(64 << 20))  # declared: refused unread
+    connection.endheaders()
+    if chunked:  # 2 MiB sent in 64 KiB chunks, until the server answers and stops reading
+        chunk = b"%x\r\n%s\r\n" % (1 << 16, b"x" * (1 << 16))
+        try:
+            for _ in range(32):
+                connection.send(chunk)
+        except OSError:
+            pass
+    answer = connection.getresponse()
+    assert answer.status == 413
+    assert "detail" in json.loads(answer.read())
+    connection.close()
 
 
 def test_serve_refuses_bad_arguments_in_one_line():
