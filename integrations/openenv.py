@@ -69,6 +69,8 @@ class RemoteEnv(gym.Env[str, str]):
         step_timeout: seconds to wait for one reset or step before the session counts as lost
             (an infrastructure error); a code env's sandbox limits are far below the default.
         max_text_length: the spaces' `max_length` (the served env's, 65536 by default).
+        split: the split the served env must hold (the server's `--kwargs`), checked: held-out
+            evaluation asks for `split="test"`, which one server serving one split cannot give.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": []}  # type: ignore[misc]
@@ -80,6 +82,7 @@ class RemoteEnv(gym.Env[str, str]):
         connect_timeout: float = 10.0,
         step_timeout: float = 600.0,
         max_text_length: int = 1 << 16,
+        split: str | None = None,
     ) -> None:
         self.base_url = _base_url(url)
         self.connect_timeout = connect_timeout
@@ -94,6 +97,8 @@ class RemoteEnv(gym.Env[str, str]):
         self._verifier: dict[str, Any] | None = None
         self._last: dict[str, Any] = {}
         self._done = True
+        if split is not None:
+            self._check_split(split)
 
     # --- the Gymnasium API ----------------------------------------------------------------------
 
@@ -152,11 +157,7 @@ class RemoteEnv(gym.Env[str, str]):
 
     def oracle_reply(self) -> str:
         """The served env's oracle reply (reads the gold: the server must run with --oracle)."""
-        try:
-            state = self._call("state", None)["data"]
-        except _Lost as exc:
-            raise RemoteEnvError(f"the session is gone: {exc}") from None
-        reply = state.get("oracle_reply")
+        reply = self._state().get("oracle_reply")
         if not isinstance(reply, str):
             raise NotImplementedError(
                 f"the server at {self.base_url} does not serve the oracle's replies; start it "
@@ -164,16 +165,29 @@ class RemoteEnv(gym.Env[str, str]):
             )
         return reply
 
+    def _check_split(self, split: str) -> None:
+        served = self._state().get("env_kwargs", {}).get("split")
+        self.close()
+        if served != split:
+            raise EnvConfigError(
+                f"the server at {self.base_url} serves split={served!r}, not {split!r}: serve "
+                f"that split on a server of its own (rlvr serve ENV_ID --kwargs "
+                f'\'{{"split": "{split}"}}\') and give its url for held-out evaluation '
+                "(--heldout-kwargs '{\"url\": ...}')"
+            )
+
+    def _state(self) -> dict[str, Any]:
+        try:
+            return dict(self._call("state", None)["data"])
+        except _Lost as exc:
+            raise RemoteEnvError(f"the session is gone: {exc}") from None
+
     @property
     def served_verifier(self) -> dict[str, Any]:
         """What judges the served env's replies (provenance: its name and version), as the
         server describes it in each session's state."""
         if self._verifier is None:
-            try:
-                state = self._call("state", None)["data"]
-            except _Lost as exc:
-                raise RemoteEnvError(f"the session is gone: {exc}") from None
-            self._verifier = dict(state.get("verifier") or {})
+            self._verifier = dict(self._state().get("verifier") or {})
         return dict(self._verifier)
 
     # --- the session ----------------------------------------------------------------------------

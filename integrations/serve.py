@@ -164,6 +164,7 @@ class TextState(State):
     """A session's state; `oracle_reply` only when the server runs with `--oracle`."""
 
     env_id: str = ""
+    env_kwargs: dict[str, Any] = Field(default_factory=dict, description="the env's kwargs")
     verifier: dict[str, Any] = Field(
         default_factory=dict, description="what judges replies (name, version): provenance"
     )
@@ -352,6 +353,7 @@ class ServedEnv(Environment):
             episode_id=self._episode_id,
             step_count=self._steps,
             env_id=self._config.env_id,
+            env_kwargs=jsonable(self._config.kwargs),
             verifier=self._sessions.verifier,
             oracle_reply=oracle,
         )

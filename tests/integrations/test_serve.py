@@ -480,3 +480,63 @@ def test_serve_refuses_bad_arguments_in_one_line():
         )
         assert result.returncode in (1, 2), result.stderr
         assert message in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+# --- the rest of rlvr against a served env: Ray env workers, training, several workers ------------
+
+
+def test_ray_env_workers_play_a_served_env_with_the_in_process_records(math_server, ray_cluster):
+    from rlvr.agents.scripted import OraclePolicy
+    from rlvr.distributed import EnvWorkers
+
+    settings = {"episodes": 5, "seed": 21, "batch_size": 3}
+    here = evaluate("rlvr/Math-v0", OraclePolicy(), **settings)
+    pool = EnvWorkers(2)
+    try:
+        there = evaluate(
+            "remote/OpenEnv-v0",
+            OraclePolicy(),
+            env_kwargs={"url": math_server.url},
+            env_host=pool.host,
+            **settings,
+        )
+    finally:
+        pool.close()
+    assert there.episodes == here.episodes and there.success_rate == 1.0
+
+
+def test_training_runs_on_a_served_env(math_server, tmp_path):
+    pytest.importorskip("torch")
+    from rlvr.agents.metrics import read_metrics
+    from rlvr.agents.rollouts import EnvSpec
+    from rlvr.agents.train import train
+    from tests.agents.support import tiny_model, train_config
+
+    url = {"url": math_server.url}
+    spec = EnvSpec("remote/OpenEnv-v0", kwargs=url, heldout_kwargs=url)
+    train(train_config(tiny_model(tmp_path / "tiny"), tmp_path / "run", envs=[spec]))
+    rows = [
+        row for row in read_metrics(tmp_path / "run" / "metrics.jsonl") if "losses/policy" in row
+    ]
+    assert len(rows) == 2
+    assert all(row["rollout/remote/OpenEnv-v0/infra_error_rate"] == 0.0 for row in rows)
+
+
+def test_held_out_evaluation_needs_a_server_of_the_held_out_split(math_server):
+    with pytest.raises(EnvConfigError, match=r"serves split=None, not 'test'.*--heldout-kwargs"):
+        remote(math_server.url, split="test")
+
+
+def test_several_worker_processes_each_hold_sessions():
+    with served("rlvr/Math-v0", "--workers", "2", "--oracle") as server:
+        envs = [remote(server.url) for _ in range(4)]
+        try:
+            for k, env in enumerate(envs):
+                env.reset(seed=k)
+            for env in envs:
+                assert env.step(env.unwrapped.oracle_reply())[1] == 1.0
+        finally:
+            for env in envs:
+                env.close()
+        workers = server.children()
+    assert len(workers) >= 2  # uvicorn's worker processes
