@@ -506,7 +506,7 @@ def test_ray_env_workers_play_a_served_env_with_the_in_process_records(math_serv
 
 
 def test_training_runs_on_a_served_env(math_server, tmp_path):
-    pytest.importorskip("torch")
+    require_extra("torch", "agents")
     from rlvr.agents.metrics import read_metrics
     from rlvr.agents.rollouts import EnvSpec
     from rlvr.agents.train import train
