@@ -47,7 +47,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "rlvr/TicTacToe-v0",
         "rlvr/Nim-v0",
         "rlvr/Negotiation-v0",
-        "rlvr/ProposerSolver-v0",
+        "rlvr/ProposerSolver-v1",
     ),
 }
 """The envs each image serves (any of them, by `RLVR_ENV`); the first is the default."""

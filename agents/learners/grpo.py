@@ -45,7 +45,7 @@ from rlvr.agents.learners.common import (
 )
 from rlvr.agents.policy import TrainablePolicy
 from rlvr.agents.rollouts import Episode
-from rlvr.config import cli
+from rlvr.config import check_numbers, cli
 
 LossType = Literal["grpo", "dapo", "dr_grpo"]
 LOSS_TYPES: tuple[str, ...] = get_args(LossType)
@@ -100,6 +100,7 @@ class GRPOConfig:
     (truncated importance sampling). On-policy batches are not reweighted."""
 
     def __post_init__(self) -> None:
+        check_numbers(self)
         if self.loss_type not in LOSS_TYPES:
             raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {self.loss_type!r}")
         if self.lr <= 0:

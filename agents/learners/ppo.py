@@ -42,7 +42,7 @@ from rlvr.agents.learners.common import (
 from rlvr.agents.learners.grpo import clipped_surrogate
 from rlvr.agents.policy import TrainablePolicy
 from rlvr.agents.rollouts import Episode
-from rlvr.config import cli
+from rlvr.config import check_numbers, cli
 
 ValueModel = Literal["head", "critic"]
 VALUE_MODELS: tuple[str, ...] = get_args(ValueModel)
@@ -83,6 +83,7 @@ class PPOConfig:
     """Clip the global gradient norm to this (None: no clipping)."""
 
     def __post_init__(self) -> None:
+        check_numbers(self)
         if self.value_model not in VALUE_MODELS:
             raise ValueError(f"value_model must be one of {VALUE_MODELS}, got {self.value_model!r}")
         if self.lr <= 0 or (self.critic_lr is not None and self.critic_lr <= 0):

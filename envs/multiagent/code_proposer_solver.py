@@ -40,12 +40,7 @@ PROPOSER_RULES = (
     "<tests>{min_tests} to {max_tests} lines `name(args) == expected`, whose arguments and "
     "expected results are Python literals (numbers, strings, lists, tuples, dicts, sets, None, "
     "True, False), compared with exact types (2 is not 2.0 nor True)</tests>\n"
-    "For example:\n"
-    "<spec>Return the number of vowels (a, e, i, o, u, either case) in the string s.</spec>\n"
-    '<reference>\ndef count_vowels(s):\n    return sum(1 for c in s.lower() if c in "aeiou")\n'
-    "</reference>\n"
-    '<tests>\ncount_vowels("hello") == 2\ncount_vowels("") == 0\n'
-    'count_vowels("AEIOU xyz") == 5\n</tests>\n'
+    "For example:\n{example}\n"
     "Your reference must pass your tests every time it runs (it runs many times in a "
     "sandbox, also in a fresh interpreter, in another order, at another time, with half the "
     "time and memory: no randomness, clock, hash or set order, or state kept between calls "
@@ -55,6 +50,14 @@ PROPOSER_RULES = (
     "results; the spec must not give the code away (no def of the function, no run of your "
     "reference's code, however renamed or re-spaced). A task breaking these rules earns 0."
 )
+EXAMPLE_PROPOSAL = (
+    "<spec>Return the number of vowels (a, e, i, o, u, either case) in the string s.</spec>\n"
+    '<reference>\ndef count_vowels(s):\n    return sum(1 for c in s.lower() if c in "aeiou")\n'
+    "</reference>\n"
+    '<tests>\ncount_vowels("hello") == 2\ncount_vowels("") == 0\n'
+    'count_vowels("AEIOU xyz") == 5\n</tests>'
+)
+"""A well-posed proposal: the prompt's example, and the proposer's `reference_reply`."""
 SOLVER_OPENING = (
     "Another agent is writing a Python programming task for you; solve it when it arrives."
 )
@@ -147,6 +150,7 @@ class CodeProposerSolverEnv(ProposerSolverEnv):
     }
     argument_checks = declare(**SANDBOX_ARGUMENTS)
     solver_opening: ClassVar[str] = SOLVER_OPENING
+    example_proposal: ClassVar[str] = EXAMPLE_PROPOSAL
 
     def __init__(
         self,
@@ -178,6 +182,7 @@ class CodeProposerSolverEnv(ProposerSolverEnv):
             max_spec=MAX_SPEC_CHARS,
             min_tests=MIN_TESTS,
             max_tests=MAX_TESTS,
+            example=EXAMPLE_PROPOSAL,
         )
 
     def ill_posed_proposals(self) -> list[tuple[str, str]]:
@@ -221,7 +226,7 @@ class CodeProposerSolverEnv(ProposerSolverEnv):
             "entry_point": proposal.entry_point,
             "tests": len(proposal.cases),
         }
-        return self._posed(task, verdict, info)
+        return self._posed(task, verdict, info, solution=proposal.reference_reply())
 
     def _solve(self, moves: dict[str, str]) -> Round:
         played = super()._solve(moves)

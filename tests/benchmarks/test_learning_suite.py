@@ -97,19 +97,3 @@ def test_only_the_learnt_reply_of_a_demo_is_trained(tmp_path):
     assert sum(mask) == len(second) and ids[-len(second) :] == second
     assert mask[-len(second) :] == [1] * len(second)
     assert sum(everything[1]) == len(first) + len(second)
-
-
-@pytest.mark.parametrize(
-    ("low", "after", "verdict"),
-    [
-        (0.065, 0.070, "yes (the interval is above the start)"),
-        (0.050, 0.070, "yes in the median, not beyond the interval"),
-        (0.040, 0.055, "no"),
-        (float("nan"), 0.070, "no interval"),
-    ],
-)
-def test_the_report_says_whether_training_raised_the_delta(low, after, verdict):
-    import learning_suite_report as report
-
-    row = {"extra_before": 0.061, "extra_after": after, "extra_low": low}
-    assert report._raised(row) == verdict

@@ -95,3 +95,16 @@ def test_the_code_family_is_refused_without_its_sandbox():
         build_serve_image("code")
     with pytest.raises(ServeConfigError, match="unknown family 'nope'"):
         build_serve_image("nope")
+
+
+def test_every_family_names_registered_envs():
+    require_extra("openenv", "serve")
+    import gymnasium as gym
+
+    import rlvr  # noqa: F401  (registers the envs)
+    from rlvr.envs.multiagent import registry as multiagent_registry
+    from rlvr.integrations.serve_image import FAMILIES
+
+    for family, envs in FAMILIES.items():
+        unknown = [e for e in envs if e not in gym.registry and e not in multiagent_registry]
+        assert not unknown, f"{family}: {unknown}"
