@@ -7,13 +7,16 @@ generated token ids and their log-probabilities, and the learners need more of t
 
 from __future__ import annotations
 
+import argparse
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, runtime_checkable
 
 import gymnasium as gym
+
+from rlvr.config import Range, Seed, check_numbers, cli
 
 if TYPE_CHECKING:
     import torch
@@ -26,26 +29,77 @@ Conversation = list[Message]
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """How to sample. `temperature=0` means greedy decoding."""
+    """How to sample: the one sampling section of every command (`rlvr train`'s rollouts,
+    `rlvr eval`, `rlvr bench`, the arena) and of the `[sampling]` table of their files and
+    suites. Each field is checked here, once; its flag is the same in every command
+    (`--temperature`, `--top-p`, `--top-k`, `--max-new-tokens`, `--stop`, `--sampling.seed`)."""
 
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = 0
-    max_new_tokens: int = 256
-    stop: tuple[str, ...] = ()
-    seed: int | None = None
+    temperature: Annotated[float, Range(0, why="0 is greedy: e.g. --temperature 0")] = field(
+        default=1.0, metadata=cli("--temperature")
+    )
+    """Sampling temperature (0: greedy decoding)."""
+    top_p: Annotated[float, Range(0, 1, why="1 keeps every token: e.g. --top-p 1", open=True)] = (
+        field(default=1.0, metadata=cli("--top-p"))
+    )
+    """Nucleus sampling: sample among the most likely tokens holding this much probability."""
+    top_k: Annotated[int, Range(0, why="0 keeps every token: e.g. --top-k 0")] = field(
+        default=0, metadata=cli("--top-k")
+    )
+    """Sample among the k most likely tokens (0: all of them)."""
+    max_new_tokens: Annotated[int, Range(1, why="e.g. --max-new-tokens 64")] = field(
+        default=256, metadata=cli("--max-new-tokens")
+    )
+    """Longest reply per turn, in tokens."""
+    stop: tuple[str, ...] = field(default=(), metadata=cli("--stop"))
+    """Stop strings that end a reply."""
+    seed: Seed | None = None
+    """Seed of the policy's sampling generator (None: the policy's own)."""
 
     def __post_init__(self) -> None:
-        if self.temperature < 0:
-            raise ValueError(f"temperature must be >= 0 (0 is greedy), got {self.temperature}")
-        if not 0.0 < self.top_p <= 1.0:
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
-        if self.top_k < 0:
-            raise ValueError(f"top_k must be >= 0 (0 disables it), got {self.top_k}")
-        if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        check_numbers(self)
         if isinstance(self.stop, str) or not all(isinstance(s, str) and s for s in self.stop):
             raise ValueError("stop must be a tuple of non-empty strings, e.g. stop=('</answer>',)")
+        object.__setattr__(self, "stop", tuple(self.stop))
+
+    def check_samples(self, samples: int, fix: str = "set temperature > 0") -> None:
+        """Refuse `samples` > 1 replies per task drawn greedily: they would all be the same."""
+        if samples > 1 and self.temperature == 0:
+            raise ValueError(
+                f"samples={samples} with temperature=0 draws the same reply {samples} times; "
+                f"{fix} (or samples = 1)"
+            )
+
+
+@dataclass(frozen=True)
+class SamplingFlags:
+    """The sampling section alone, for a command that reads its sampling from elsewhere (a suite
+    file: `rlvr bench`, `rlvr bench arena`) and lets the flags override it."""
+
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    """Overrides of the file's `[sampling]` table (whose values, not these defaults, apply to
+    the flags left out), with the flags of `rlvr train` and `rlvr eval`."""
+
+
+def add_sampling_flags(parser: argparse.ArgumentParser) -> None:
+    """`--temperature`, `--top-p`, `--top-k`, `--max-new-tokens`, `--stop`, `--sampling.seed`."""
+    from rlvr.config import add_flags
+
+    add_flags(parser, SamplingFlags)
+
+
+def sampling_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The sampling flags given in `args` (parsed with `add_sampling_flags`), by field name."""
+    from rlvr.config import flag_values
+
+    return {path[-1]: value for path, value in flag_values(SamplingFlags, args)}
+
+
+def overridden(sampling: SamplingParams, overrides: Mapping[str, Any]) -> SamplingParams:
+    """`sampling` with `overrides` (file data, e.g. `sampling_overrides(args)`) applied; a bad
+    value raises `ConfigError` naming the key, as in a config file."""
+    from rlvr.config import build, dump
+
+    return build(SamplingParams, {**dump(sampling), **overrides}, "command line", "sampling")
 
 
 @dataclass

@@ -24,7 +24,7 @@ import shutil
 import time
 import warnings
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -110,6 +110,10 @@ it runs, how often it evaluates and saves, and what it shows. Any other differen
 learner, sampling, seed, ...) is refused, so that the run stays the one its config describes."""
 
 
+OLD_SAMPLING_KEYS = ("max_new_tokens", "temperature", "top_p", "stop")
+"""Top-level keys of a `config.toml` written before they moved into its `[sampling]` table."""
+
+
 def _read_text(path: str) -> str:
     return read_text_file(path, "chat template")
 
@@ -117,7 +121,7 @@ def _read_text(path: str) -> str:
 @dataclass
 class TrainConfig:
     """A training run. Learner hyperparameters live in `grpo` / `ppo`; the settings of the rollouts
-    (temperature, completion budget, seed) live here only and are given to the learner."""
+    (`sampling`, the completion budget, the seed) live here only and are given to the learner."""
 
     envs: Sequence[EnvSpec] = field(
         metadata=cli("--env", parse=EnvSpec.parse, metavar="ID[=WEIGHT]")
@@ -136,16 +140,13 @@ class TrainConfig:
     """Tasks per step."""
     group_size: int = 8
     """Episodes per task (GRPO's G; PPO works with 1 or more)."""
-    max_new_tokens: int = 64
-    """Longest reply per turn, in tokens."""
+    sampling: SamplingParams = field(default_factory=lambda: SamplingParams(max_new_tokens=64))
+    """How the rollouts are sampled (`[sampling]` in a file; `--temperature`, `--top-p`,
+    `--top-k`, `--max-new-tokens`, `--stop` on the command line, as in `rlvr eval` and
+    `rlvr bench`). The temperature must be > 0; held-out evaluation decodes greedily with the
+    rest of it. The run's `seed` drives sampling, so `sampling.seed` stays unset."""
     max_turns: int | None = None
     """Cut episodes after this many replies (None: the env decides)."""
-    temperature: float = 1.0
-    """Sampling temperature of the rollouts."""
-    top_p: float = 1.0
-    """Nucleus sampling of the rollouts."""
-    stop: tuple[str, ...] = ()
-    """Stop strings that end a reply."""
     eval_every: int = 10
     """Evaluate on the held-out split every this many steps (0: only before and after)."""
     eval_episodes: int = 100
@@ -218,6 +219,16 @@ class TrainConfig:
     ppo: PPOConfig = field(default_factory=PPOConfig)
     """PPO hyperparameters (used when algo="ppo")."""
 
+    @staticmethod
+    def from_older(data: Mapping[str, Any]) -> dict[str, Any]:
+        """File data of a run written before the `[sampling]` table, whose rollout settings were
+        top-level keys, in today's layout (so that such a run still resumes)."""
+        moved = {key: data[key] for key in OLD_SAMPLING_KEYS if key in data}
+        if not moved or not isinstance(data.get("sampling", {}), Mapping):
+            return dict(data)
+        rest = {key: value for key, value in data.items() if key not in moved}
+        return {**rest, "sampling": {**moved, **data.get("sampling", {})}}
+
     def __post_init__(self) -> None:
         check_numbers(self)
         self.envs = tuple(EnvSpec(spec) if isinstance(spec, str) else spec for spec in self.envs)
@@ -225,7 +236,7 @@ class TrainConfig:
             raise ValueError("envs is empty; give at least one EnvSpec('rlvr/Math-v0')")
         if self.algo not in ALGOS:
             raise ValueError(f"algo must be one of {ALGOS}, got {self.algo!r}")
-        for name in ("steps", "prompts_per_step", "group_size", "max_new_tokens", "eval_episodes"):
+        for name in ("steps", "prompts_per_step", "group_size", "eval_episodes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.algo == "grpo" and self.group_size < 2:
@@ -234,12 +245,17 @@ class TrainConfig:
             raise ValueError("eval_every and save_every must be >= 0 (0: only at the end)")
         if self.max_turns is not None and self.max_turns < 1:
             raise ValueError("max_turns must be >= 1, or None to let the env decide")
-        if self.temperature <= 0:
-            raise ValueError("temperature must be > 0: RL trains on sampled replies")
+        if self.sampling.temperature <= 0:
+            raise ValueError(
+                "sampling.temperature must be > 0: RL trains on sampled replies (e.g. "
+                "--temperature 1; held-out evaluation is greedy either way)"
+            )
+        if self.sampling.seed is not None:
+            raise ValueError(
+                "sampling.seed is unused in training (the run's seed drives sampling): remove it"
+            )
         if self.time_budget is not None and self.time_budget <= 0:
             raise ValueError("time_budget must be > 0 seconds, or None")
-        self.sampling()  # validates temperature, top_p, max_new_tokens and stop
-        self.stop = tuple(self.stop)
         if self.dtype not in (None, "float32", "bfloat16", "float16"):
             raise ValueError(
                 f"dtype must be 'float32', 'bfloat16', 'float16' or None, got {self.dtype!r}"
@@ -265,10 +281,12 @@ class TrainConfig:
             raise ValueError(f"infra_error_window must be >= 1 step, got {self.infra_error_window}")
         if self.max_sampling_rounds < 1:
             raise ValueError(f"max_sampling_rounds must be >= 1, got {self.max_sampling_rounds}")
-        if self.algo == "grpo" and self.grpo.overlong_buffer >= self.max_new_tokens:
+        budget = self.sampling.max_new_tokens
+        if self.algo == "grpo" and self.grpo.overlong_buffer >= budget:
             raise ValueError(
-                f"grpo.overlong_buffer ({self.grpo.overlong_buffer}) must be below max_new_tokens "
-                f"({self.max_new_tokens}): the penalty ramps over the last ids of a reply's budget"
+                f"grpo.overlong_buffer ({self.grpo.overlong_buffer}) must be below "
+                f"sampling.max_new_tokens ({budget}): the penalty ramps over the last ids of a "
+                "reply's budget"
             )
         if self.dynamic_sampling and self.async_rollouts:
             raise ValueError(
@@ -308,20 +326,17 @@ class TrainConfig:
                 "pi, pi_old and pi_ref are the same function): set LoraSettings(dropout=0.0)"
             )
 
-    def sampling(self) -> SamplingParams:
-        """How rollouts are sampled."""
-        return SamplingParams(
-            temperature=self.temperature,
-            top_p=self.top_p,
-            max_new_tokens=self.max_new_tokens,
-            stop=self.stop,
-        )
+    @property
+    def eval_sampling(self) -> SamplingParams:
+        """How held-out evaluation samples: greedily, with the rollouts' other settings (what
+        `rlvr eval --temperature 0` with the same `--max-new-tokens` and `--stop` reproduces)."""
+        return dataclasses.replace(self.sampling, temperature=0.0)
 
     @property
     def completion_budget(self) -> int:
         """The most ids an episode may generate: `max_new_tokens` per reply times `max_turns`
         (one reply when the env decides the turns)."""
-        return self.max_new_tokens * (self.max_turns or 1)
+        return self.sampling.max_new_tokens * (self.max_turns or 1)
 
     def to_dict(self) -> dict[str, Any]:
         """The config as `config.toml` holds it (objects a file cannot hold as their repr)."""
@@ -371,7 +386,7 @@ class Trainer:
             if self.seat_policies
             else self._make_learner(self.policy)
         )
-        self.sampling = config.sampling()
+        self.sampling = config.sampling
         # With a curriculum, each env is played through one rollout spec per level.
         self.rollout_specs, self.spec_levels = rollout_specs(config.envs, config.curriculum)
         self.curricula = (
@@ -426,11 +441,13 @@ class Trainer:
             return GRPOLearner(
                 policy,
                 config.grpo,
-                temperature=config.temperature,
+                temperature=config.sampling.temperature,
                 completion_budget=config.completion_budget,
-                max_new_tokens=config.max_new_tokens,
+                max_new_tokens=config.sampling.max_new_tokens,
             )
-        return PPOLearner(policy, config.ppo, temperature=config.temperature, seed=config.seed)
+        return PPOLearner(
+            policy, config.ppo, temperature=config.sampling.temperature, seed=config.seed
+        )
 
     def _sampler(self) -> TrainablePolicy:
         """The policy the rollouts sample from: the learner's own; with async rollouts a copy
@@ -599,7 +616,7 @@ class Trainer:
         over the distinct tasks asked), and their weighted mean. With a policy per seat, each
         seat's model plays from its own seat, its figures logged under the seat
         (`eval/player_0/success_rate`) and their mean over the seats under the usual keys."""
-        sampling = dataclasses.replace(self.sampling, temperature=0.0)
+        sampling = self.config.eval_sampling
         if self.eval_suite is not None:
             row = self._suite_figures(self.eval_suite, self.policy)
         elif self.seat_policies:
@@ -882,7 +899,9 @@ class Trainer:
         describes."""
         changed = [
             f"{key} {before!r} (now {after!r})"
-            for key, before, after in differences(TrainConfig, saved, self.config.to_dict())
+            for key, before, after in differences(
+                TrainConfig, TrainConfig.from_older(saved), self.config.to_dict()
+            )
             if key.split(".")[0] not in MAY_CHANGE_ON_RESUME
         ]
         if changed:

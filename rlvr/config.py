@@ -72,16 +72,19 @@ class Range:
     low: int | float | None = None
     high: int | float | None = None
     why: str = ""
+    open: bool = False
+    """The low end is excluded (`Range(0, 1, open=True)`: a share that must not be 0)."""
 
     def problem(self, value: int | float) -> str | None:
-        if (self.low is None or value >= self.low) and (self.high is None or value <= self.high):
+        above = self.low is None or value > self.low or (value == self.low and not self.open)
+        if above and (self.high is None or value <= self.high):
             return None
         if self.high is None:
-            accepted = f">= {self.low}"
+            accepted = f"{'>' if self.open else '>='} {self.low}"
         elif self.low is None:
             accepted = f"<= {self.high}"
         else:
-            accepted = f"in [{self.low}, {self.high}]"
+            accepted = f"in {'(' if self.open else '['}{self.low}, {self.high}]"
         return f"must be {accepted}{f' ({self.why})' if self.why else ''}, got {value!r}"
 
 
@@ -422,10 +425,19 @@ def _build(cls: type[T], data: Mapping[str, Any], source: str, table: str) -> T:
         raise ConfigError(f"{source}: {f'[{table}] ' if table else ''}{exc}") from None
 
 
-def build(cls: type[T], data: Mapping[str, Any], source: str = "config") -> T:
+def build(cls: type[T], data: Mapping[str, Any], source: str = "config", table: str = "") -> T:
     """`cls` from file data (nested dicts and lists): unknown keys and values of the wrong type
-    raise `ConfigError` naming `source` (the file) and the key; missing keys take the defaults."""
-    return _build(cls, data, source, "")
+    raise `ConfigError` naming `source` (the file) and the key; missing keys take the defaults.
+    `table` names where `data` sits in its file (`build(SamplingParams, data, "suite.toml",
+    "sampling")` names the keys `sampling.temperature`)."""
+    return _build(cls, upgraded(cls, data), source, table)
+
+
+def upgraded(cls: type, data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """File data written by an older version of `cls` in today's layout: a config class that
+    moved keys defines `from_older(data) -> data` (a static method), which this applies."""
+    from_older = getattr(cls, "from_older", None)
+    return from_older(data) if from_older is not None else data
 
 
 def _has_none(value: Any) -> bool:
@@ -639,6 +651,9 @@ class _Option:
     field: dataclasses.Field
     tp: Any
     owner: type
+    default: Any = dataclasses.MISSING
+    """Its default in the top config: a nested field's comes from the default of the field
+    holding it (`TrainConfig.sampling`'s `max_new_tokens` is 64, `SamplingParams`' own 256)."""
 
     @property
     def flag(self) -> str:
@@ -653,16 +668,18 @@ class _Option:
         return _field_cli(self.field)
 
 
-def _options(cls: type, prefix: tuple[str, ...] = ()) -> Iterator[_Option]:
-    """Every field of `cls` and of its nested dataclasses, parents before their fields."""
+def _options(cls: type, prefix: tuple[str, ...] = (), within: Any = None) -> Iterator[_Option]:
+    """Every field of `cls` and of its nested dataclasses, parents before their fields;
+    `within` is the default instance of `cls` where its holder's field gives one."""
     hints = _hints(cls)
     for field in _init_fields(cls):
-        option = _Option((*prefix, field.name), field, hints[field.name], cls)
+        default = _default(field) if within is None else getattr(within, field.name)
+        option = _Option((*prefix, field.name), field, hints[field.name], cls, default)
         yield option
         inner, _ = _strip_optional(option.tp)
         sequence = _sequence_of(inner)
         if _is_dataclass_type(inner):
-            yield from _options(inner, option.path)
+            yield from _options(inner, option.path, default if isinstance(default, inner) else None)
         elif sequence is not None and _is_dataclass_type(sequence[0]):
             yield from _options(sequence[0], (*option.path, EACH))
 
@@ -709,9 +726,9 @@ def _help(option: _Option) -> str:
     if _required(option.field):
         text += " (required)"
     elif _is_dataclass_type(_strip_optional(option.tp)[0]):  # --lora/--no-lora
-        text += f" (default: {'off' if _default(option.field) is None else 'on'})"
+        text += f" (default: {'off' if option.default is None else 'on'})"
     else:
-        text += f" (default: {_show(_default(option.field))})"
+        text += f" (default: {_show(option.default)})"
     return text.replace("%", "%%")
 
 
@@ -762,7 +779,8 @@ def add_flags(parser: argparse.ArgumentParser, cls: type) -> None:
             settings.update(nargs="?", metavar=option.field.name.upper())
             parser.add_argument(_dest(option), **settings)
         else:
-            names = [option.flag, *(name for name in option.cli.aliases if name not in shared)]
+            aliases = [name for name in option.cli.aliases if name not in (*shared, option.flag)]
+            names = [option.flag, *aliases]
             parser.add_argument(*names, dest=_dest(option), **settings)
     for alias, targets in shared.items():
         if len({_strip_optional(target.tp)[0] for target in targets}) > 1:

@@ -100,9 +100,9 @@ def test_unregistered_env_is_named_with_the_fix() -> None:
         ('name = "s"\n[bootstrap]\nresamples = 1000000000\n' + ENV, "resamples must be <= "),
         (
             'name = "s"\n[sampling]\ntemperature = "hot"\n' + ENV,
-            "temperature must be an int or a float",
+            "sampling.temperature: expected a number, got 'hot'",
         ),
-        ('name = "s"\n[sampling]\nstop = "</a>"\n' + ENV, "stop must be an array"),
+        ('name = "s"\n[sampling]\nstop = "</a>"\n' + ENV, "sampling.stop: expected a list of"),
         ('name = "s"\n[sampling]\nstop = [""]\n' + ENV, "non-empty strings"),
         (
             'name = "s"\nsamples = 4\npass_at_k = [4]\n[sampling]\nseed = 1\n' + ENV,
