@@ -1200,6 +1200,7 @@ class Budget:
 
 
 def run_ours(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any]:
+    from rlvr.agents.policy import SamplingParams
     from rlvr.agents.rollouts import EnvSpec
     from rlvr.agents.train import TrainConfig, Trainer
 
@@ -1209,7 +1210,7 @@ def run_ours(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, An
         model=str(model_folder(Path(args.out), args.task)),
         output_dir=str(folder),
         steps=10**9,
-        max_new_tokens=task.max_new_tokens,
+        sampling=SamplingParams(max_new_tokens=task.max_new_tokens),
         max_turns=task.max_turns,
         seed=args.seed,
         eval_episodes=8,

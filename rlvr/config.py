@@ -414,7 +414,7 @@ def _build(cls: type[T], data: Mapping[str, Any], source: str, table: str) -> T:
     values = {}
     for name, value in data.items():
         key = f"{table}.{name}" if table else name
-        values[name] = _coerce(value, hints[name], source, key)
+        values[name] = _coerce(_over_default(fields[name], value), hints[name], source, key)
         if problem := _number_problem(values[name], declared[name], key):
             raise ConfigError(f"{source}: {problem}")
     try:
@@ -423,6 +423,16 @@ def _build(cls: type[T], data: Mapping[str, Any], source: str, table: str) -> T:
         raise
     except ValueError as exc:  # the class's own checks: name the file and the table
         raise ConfigError(f"{source}: {f'[{table}] ' if table else ''}{exc}") from None
+
+
+def _over_default(field: dataclasses.Field, value: Any) -> Any:
+    """A table given for a nested dataclass field, over the field's own default: the keys a file
+    or the flags leave out keep the holder's defaults (`EvalConfig.sampling` is greedy, and
+    `--max-new-tokens 8` alone must not bring back `SamplingParams`' temperature 1)."""
+    default = None if _required(field) else _default(field)
+    if not isinstance(value, Mapping) or not dataclasses.is_dataclass(default):
+        return value
+    return {**dump(default), **value}  # type: ignore[arg-type]
 
 
 def build(cls: type[T], data: Mapping[str, Any], source: str = "config", table: str = "") -> T:
