@@ -432,7 +432,7 @@ def _over_default(field: dataclasses.Field, value: Any) -> Any:
     default = None if _required(field) else _default(field)
     if not isinstance(value, Mapping) or not dataclasses.is_dataclass(default):
         return value
-    return {**dump(default), **value}  # type: ignore[arg-type]
+    return {**dump(default), **value}
 
 
 def build(cls: type[T], data: Mapping[str, Any], source: str = "config", table: str = "") -> T:

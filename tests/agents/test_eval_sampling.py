@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("torch")
 
-from rlvr.agents.cli import EvalConfig  # noqa: E402
-from rlvr.agents.metrics import read_metrics  # noqa: E402
-from rlvr.agents.policy import SamplingParams  # noqa: E402
-from rlvr.agents.train import EVAL_SEED, train  # noqa: E402
-from rlvr.cli import main  # noqa: E402
-from tests.agents.support import train_config  # noqa: E402
+from rlvr.agents.cli import EvalConfig
+from rlvr.agents.metrics import read_metrics
+from rlvr.agents.policy import SamplingParams
+from rlvr.agents.train import EVAL_SEED, train
+from rlvr.cli import main
+from tests.agents.support import train_config
 
 EPISODES = 6
 NEW_TOKENS = 8
@@ -114,7 +114,7 @@ def test_eval_refuses_several_greedy_samples_naming_the_fix(capsys):
 
 
 def test_train_refuses_greedy_rollouts_and_a_sampling_seed(tmp_path, capsys):
-    base = COMMANDS["train"][:-1] + [str(tmp_path)]
+    base = [*COMMANDS["train"][:-1], str(tmp_path)]
     assert main([*base, "--temperature", "0"]) == 1
     assert "RL trains on sampled replies" in capsys.readouterr().err
     assert main([*base, "--sampling.seed", "3"]) == 1
