@@ -42,7 +42,8 @@ are saved per run as they finish: the suite resumes where it stopped, `--report-
 
 The warm starts are built once into `--out`/models (ToolMath's takes ~30 CPU minutes). The
 feature ablation of docs/agents.md: `--out runs/bench/ablation --tasks math --learners
-grpo,grpo-base,grpo-overlong,grpo-curriculum`.
+grpo,grpo-base,grpo-overlong,grpo-curriculum`. SCoRe's two stages on the self-correction task
+(`score_stages`): `--tasks selfcorrect --learners grpo-score,grpo,ppo-score,trl`.
 
 Needs the `bench` extra for TRL: pip install -e '.[agents,bench]' -c .ci/constraints.txt
 """
@@ -215,7 +216,8 @@ PPO_GEOMETRY = {"prompts_per_step": 32, "group_size": 4}
 
 def learner_settings(name: str, lr: float | None = None) -> dict[str, Any]:
     """TrainConfig fields of one of our learners (`grpo`, `ppo`, and the variants measured for
-    the features: `grpo-base` is GRPO without them) at learning rate `lr` (None: `LR`).
+    the features: `grpo-base` is GRPO without them; `grpo-score` and `ppo-score` train in
+    SCoRe's stages, under the key "stages") at learning rate `lr` (None: `LR`).
     `NAME@lr=X,group=G,prompts=P` changes the learning rate and the batch geometry of any of
     them."""
     import dataclasses
@@ -264,12 +266,68 @@ def _variant(name: str, lr: float) -> dict[str, Any]:
         "grpo-curriculum": {**base, "curriculum": CurriculumConfig(levels=(1, 2), window=256)},
         "ppo": {"algo": "ppo", **PPO_GEOMETRY, "ppo": PPOConfig(lr=lr)},
     }
+    # SCoRe's two stages (`score_stages`): the self-correction task's recipe; `-stage1`: stage I
+    # for the whole budget (an ablation, tuned beside it)
+    variants["grpo-score"] = {**variants["grpo"], "stages": score_stages("turn_beta")}
+    variants["ppo-score"] = {**variants["ppo"], "stages": score_stages("turn_kl_coef")}
+    variants["grpo-score-stage1"] = {
+        **variants["grpo"],
+        "stages": score_stages("turn_beta", stage_one_share=1.0),
+    }
     if name not in variants:
         raise SystemExit(f"unknown learner {name!r}; choose from {sorted(variants)} or trl")
     return variants[name]
 
 
 LABELS = {"grpo": "rlvr GRPO", "ppo": "rlvr PPO", "trl": "TRL GRPOTrainer"}
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a learner's staged recipe: `share` of the run's budget on the task's env
+    with `env` changed in its training kwargs (held-out evaluation is the task's), and the
+    learner's config with `learner` changed. A stage starts from the weights the last one left,
+    with a fresh optimizer; its KL terms (if any) pull towards those weights."""
+
+    share: float
+    env: Mapping[str, Any] = field(default_factory=dict)
+    learner: Mapping[str, Any] = field(default_factory=dict)
+
+
+ONE_STAGE = (Stage(1.0),)
+STAGE_SEED = 1_000
+"""Stage k of a run of seed s trains with seed s + k * STAGE_SEED (other tasks, other samples)."""
+
+
+def score_stages(
+    kl_field: str,
+    stage_one_share: float = 0.5,
+    stage_one_pin: float = 1.0,
+    stage_two_pin: float = 0.1,
+    stage_two_bonus: float = 1.0,
+) -> tuple[Stage, ...]:
+    """SCoRe (Kumar et al., 2024) on the self-correction task, for the learner whose per-turn
+    KL field is `kl_field` (`GRPOConfig.turn_beta`, `PPOConfig.turn_kl_coef`).
+
+    Stage I (`stage_one_share` of the budget): the reward is the last attempt's
+    (`reward="final"`: with binary feedback a right first answer is kept, so this is SCoRe's
+    r(y2)), and a KL weight `stage_one_pin` on the first attempt's ids (0 on the second's) keeps
+    the first attempt near the warm start: the second attempt must do the learning.
+    Stage II (the rest): both attempts trained on the env's shaped reward with
+    `stage_two_bonus` for the improvement (at most 1: above, a fix would pay more than a right
+    first answer), the first attempt pinned by `stage_two_pin` to where stage I left it.
+    """
+    stage_one = Stage(
+        stage_one_share, env={"reward": "final"}, learner={kl_field: (stage_one_pin, 0.0)}
+    )
+    if stage_one_share >= 1.0:
+        return (stage_one,)
+    stage_two = Stage(
+        1.0 - stage_one_share,
+        env={"reward": "shaped", "bonus": stage_two_bonus},
+        learner={kl_field: (stage_two_pin, 0.0)},
+    )
+    return stage_one, stage_two
 
 
 # --- held-out measurements -----------------------------------------------------------------------
@@ -927,41 +985,74 @@ class Budget:
 def run_ours(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any]:
     import dataclasses
 
-    from rlvr.agents.rollouts import EnvSpec
-    from rlvr.agents.train import TrainConfig, Trainer
-
     settings = learner_settings(args.worker, task.lr)
+    stages = settings.pop("stages", ONE_STAGE)
     if settings["algo"] == "grpo":
         settings["grpo"] = dataclasses.replace(settings["grpo"], **task.grpo)
-    config = TrainConfig(
-        envs=[EnvSpec(task.env_id, kwargs=dict(task.kwargs), heldout_kwargs=dict(task.heldout))],
-        model=str(model_folder(Path(args.out), args.task)),
-        output_dir=str(folder),
-        steps=10**9,
-        max_new_tokens=task.max_new_tokens,
-        max_turns=task.max_turns,
-        seed=args.seed,
-        eval_episodes=8,
-        tensorboard=False,
-        plot=False,
-        progress=False,
-        **settings,
-    )
-    trainer = Trainer(config)
-    trainer.metrics.truncate_after(-1)
     heldout = heldout_tasks(Path(args.out), args.task)
     budget, curve = Budget(), []
     next_eval = args.eval_every
-    while budget.cpu < args.budget:
-        budget.timed(trainer.train_step)
-        if budget.cpu >= next_eval and budget.cpu < args.budget:
-            curve.append(_point(task, trainer.policy, heldout, budget, trainer.step))
-            next_eval += args.eval_every
+    trainer, stage_end = None, 0.0
+    for number, stage in enumerate(stages):
+        trainer = _stage_trainer(args, task, folder, settings, stage, number, trainer)
+        last = number == len(stages) - 1
+        stage_end = args.budget if last else stage_end + stage.share * args.budget
+        while budget.cpu < stage_end:
+            budget.timed(trainer.train_step)
+            if budget.cpu >= next_eval and budget.cpu < args.budget:
+                curve.append(_point(task, trainer.policy, heldout, budget, trainer.step))
+                next_eval += args.eval_every
+    assert trainer is not None  # a recipe has at least one stage
     final = measure(task, trainer.policy, heldout, generalisation=True)
     curve.append({"cpu": budget.cpu, "wall": budget.wall, "step": trainer.step, **final})
     trainer.metrics.close()
     trainer.policy.save(folder / "final")
     return {"after": final, "curve": curve, "steps": trainer.step, **_times(budget)}
+
+
+def _stage_trainer(
+    args: argparse.Namespace,
+    task: Task,
+    folder: Path,
+    settings: Mapping[str, Any],
+    stage: Stage,
+    number: int,
+    previous: Any,
+) -> Any:
+    """The trainer of stage `number` of a run: the task's env and the learner's settings as the
+    stage changes them, on the previous stage's policy (the warm start for the first)."""
+    import dataclasses
+
+    from rlvr.agents.rollouts import EnvSpec
+    from rlvr.agents.train import TrainConfig, Trainer
+
+    algo = settings["algo"]
+    env = EnvSpec(
+        task.env_id, kwargs={**task.kwargs, **stage.env}, heldout_kwargs=dict(task.heldout)
+    )
+    config = TrainConfig(
+        envs=[env],
+        model=str(model_folder(Path(args.out), args.task)),
+        output_dir=str(folder),
+        steps=10**9,
+        max_new_tokens=task.max_new_tokens,
+        max_turns=task.max_turns,
+        seed=args.seed + number * STAGE_SEED,
+        eval_episodes=8,
+        tensorboard=False,
+        plot=False,
+        progress=False,
+        **{**settings, algo: dataclasses.replace(settings[algo], **stage.learner)},
+    )
+    if previous is None:
+        trainer = Trainer(config)
+        trainer.metrics.truncate_after(-1)
+        return trainer
+    previous.metrics.close()
+    previous.close()
+    trainer = Trainer(config, policy=previous.policy)
+    trainer.step = previous.step  # one metrics file, its steps counting on
+    return trainer
 
 
 def _point(

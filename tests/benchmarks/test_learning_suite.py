@@ -3,6 +3,8 @@ itself, with the right/wrong mix asked for, and only the replies to learn are tr
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import sys
 from pathlib import Path
 
@@ -113,3 +115,65 @@ def test_the_report_says_whether_training_raised_the_delta(low, after, verdict):
 
     row = {"extra_before": 0.061, "extra_after": after, "extra_low": low}
     assert report._raised(row) == verdict
+
+
+# --- SCoRe's stages ------------------------------------------------------------------------------
+
+
+def test_score_stage_one_pays_the_last_attempt_as_score_pays_r_y2():
+    """Stage I's env pays the final answer only: a fix earns what a right first answer earns
+    (1) and the first attempt nothing of its own; with binary feedback a right first answer is
+    kept, so this is SCoRe's r(y2)."""
+    stage_one = {**TASK.kwargs, **suite.score_stages("turn_beta")[0].env}
+
+    def rewards(seed: int, replies: list[str]) -> list[float]:
+        env = gym.make(TASK.env_id, **stage_one)
+        env.reset(seed=seed)
+        paid = [float(env.step(reply)[1]) for reply in replies]
+        env.close()
+        return paid
+
+    env = gym.make(TASK.env_id, **stage_one)
+    env.reset(seed=5)
+    right = env.unwrapped.oracle_reply()
+    env.close()
+    wrong = "The answer is \\boxed{-123456}."
+    assert rewards(5, [right]) == [1.0]
+    assert rewards(5, [wrong, right]) == [0.0, 1.0]
+    assert rewards(5, [wrong, wrong]) == [0.0, 0.0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("learner", "field"), [("grpo-score", "grpo"), ("ppo-score", "ppo")])
+def test_a_staged_run_trains_each_stage_on_its_env_and_config_from_the_last_weights(
+    tmp_path, learner, field
+):
+    pytest.importorskip("torch")
+    import argparse
+
+    from tests.agents.support import tiny_model
+
+    tiny_model(tmp_path / "models" / "selfcorrect")
+    settings = suite.learner_settings(learner)
+    stages = settings.pop("stages")
+    kl_field = "turn_beta" if field == "grpo" else "turn_kl_coef"
+    assert stages == suite.score_stages(kl_field)
+    assert sum(stage.share for stage in stages) == pytest.approx(1.0)
+    args = argparse.Namespace(out=str(tmp_path), seed=3, task="selfcorrect")
+    folder = tmp_path / "run"
+    first = suite._stage_trainer(args, TASK, folder, settings, stages[0], 0, None)
+    first.train_step()
+    second = suite._stage_trainer(args, TASK, folder, settings, stages[1], 1, first)
+    for trainer, stage, seed in ((first, stages[0], 3), (second, stages[1], 3 + suite.STAGE_SEED)):
+        config = trainer.config
+        assert config.envs[0].kwargs == {**TASK.kwargs, **stage.env}
+        assert config.envs[0].heldout_kwargs == dict(TASK.heldout)  # measured as every run is
+        assert getattr(config, field) == dataclasses.replace(settings[field], **stage.learner)
+        assert config.seed == seed
+    assert first.config.envs[0].kwargs["reward"] == "final"
+    pins = [getattr(getattr(trainer.config, field), kl_field)[0] for trainer in (first, second)]
+    assert pins[0] > pins[1]  # stage I pins the first attempt harder
+    assert second.policy is first.policy and second.step == first.step == 1
+    second.train_step()
+    steps = [row["step"] for row in map(json.loads, (folder / "metrics.jsonl").open())]
+    assert steps == [1, 2]  # one metrics file, its steps counting on across the stages
