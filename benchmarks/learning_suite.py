@@ -219,11 +219,13 @@ def learner_settings(name: str, lr: float | None = None) -> dict[str, Any]:
     the features: `grpo-base` is GRPO without them; `grpo-score` and `ppo-score` train in
     SCoRe's stages, under the key "stages") at learning rate `lr` (None: `LR`).
     `NAME@lr=X,group=G,prompts=P` changes the learning rate and the batch geometry of any of
-    them."""
+    them; a SCoRe learner also takes `share`, `pin1`, `pin2`, `bonus` (`score_stages`'s
+    stage_one_share, stage_one_pin, stage_two_pin, stage_two_bonus)."""
     import dataclasses
 
     name, _, changes = name.partition("@")
     settings = _variant(name, LR if lr is None else lr)
+    score = settings.pop("score", None)
     for change in filter(None, changes.split(",")):
         key, _, value = change.partition("=")
         if key == "lr":
@@ -231,9 +233,23 @@ def learner_settings(name: str, lr: float | None = None) -> dict[str, Any]:
             settings[algo] = dataclasses.replace(settings[algo], lr=float(value))
         elif key in ("group", "prompts"):
             settings["group_size" if key == "group" else "prompts_per_step"] = int(value)
+        elif score is not None and key in SCORE_SETTINGS:
+            score[SCORE_SETTINGS[key]] = float(value)
         else:
-            raise SystemExit(f"unknown learner setting {key!r} in {name}: use lr, group, prompts")
+            allowed = ", ".join(["lr", "group", "prompts", *(SCORE_SETTINGS if score else ())])
+            raise SystemExit(f"unknown learner setting {key!r} in {name}: use {allowed}")
+    if score is not None:
+        settings["stages"] = score_stages(**score)
     return settings
+
+
+SCORE_SETTINGS = {
+    "share": "stage_one_share",
+    "pin1": "stage_one_pin",
+    "pin2": "stage_two_pin",
+    "bonus": "stage_two_bonus",
+}
+"""The `NAME@...` keys of a SCoRe learner and the `score_stages` arguments they set."""
 
 
 def trl_settings(name: str, lr: float | None = None) -> dict[str, Any]:
@@ -266,13 +282,13 @@ def _variant(name: str, lr: float) -> dict[str, Any]:
         "grpo-curriculum": {**base, "curriculum": CurriculumConfig(levels=(1, 2), window=256)},
         "ppo": {"algo": "ppo", **PPO_GEOMETRY, "ppo": PPOConfig(lr=lr)},
     }
-    # SCoRe's two stages (`score_stages`): the self-correction task's recipe; `-stage1`: stage I
-    # for the whole budget (an ablation, tuned beside it)
-    variants["grpo-score"] = {**variants["grpo"], "stages": score_stages("turn_beta")}
-    variants["ppo-score"] = {**variants["ppo"], "stages": score_stages("turn_kl_coef")}
+    # SCoRe's stages (`score_stages`, built by `learner_settings`): the self-correction task's
+    # recipe; `-stage1`: stage I for the whole budget (the same as `grpo-score@share=1`)
+    variants["grpo-score"] = {**variants["grpo"], "score": {"kl_field": "turn_beta"}}
+    variants["ppo-score"] = {**variants["ppo"], "score": {"kl_field": "turn_kl_coef"}}
     variants["grpo-score-stage1"] = {
         **variants["grpo"],
-        "stages": score_stages("turn_beta", stage_one_share=1.0),
+        "score": {"kl_field": "turn_beta", "stage_one_share": 1.0},
     }
     if name not in variants:
         raise SystemExit(f"unknown learner {name!r}; choose from {sorted(variants)} or trl")
@@ -1117,6 +1133,18 @@ def run_trl(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any
     return {"after": final, "curve": curve, "steps": step, **_times(budget)}
 
 
+def split_learners(text: str) -> list[str]:
+    """The learners of `--learners`: comma-separated names, where an item with "=" and no "@"
+    is one more setting of the learner before it (`grpo@lr=1e-3,group=4,trl` is two)."""
+    learners: list[str] = []
+    for item in filter(None, text.split(",")):
+        if "=" in item and "@" not in item and learners and "@" in learners[-1]:
+            learners[-1] += f",{item}"
+        else:
+            learners.append(item)
+    return learners
+
+
 # --- the schedule --------------------------------------------------------------------------------
 
 
@@ -1175,7 +1203,7 @@ def main() -> None:
     if args.worker:
         run_worker(args)
         return
-    tasks, learners = args.tasks.split(","), args.learners.split(",")
+    tasks, learners = args.tasks.split(","), split_learners(args.learners)
     seeds = [int(seed) for seed in args.seeds.split(",")]
     out = Path(args.out)
     if not args.report_only:

@@ -177,3 +177,28 @@ def test_a_staged_run_trains_each_stage_on_its_env_and_config_from_the_last_weig
     second.train_step()
     steps = [row["step"] for row in map(json.loads, (folder / "metrics.jsonl").open())]
     assert steps == [1, 2]  # one metrics file, its steps counting on across the stages
+
+
+def test_learners_with_several_settings_keep_them_together():
+    assert suite.split_learners("grpo@lr=1e-3,group=4,trl,ppo") == [
+        "grpo@lr=1e-3,group=4",
+        "trl",
+        "ppo",
+    ]
+    assert suite.split_learners("grpo-score@share=1,pin1=5,grpo") == [
+        "grpo-score@share=1,pin1=5",
+        "grpo",
+    ]
+
+
+def test_score_settings_rebuild_the_stages_and_are_refused_elsewhere():
+    staged = suite.learner_settings("grpo-score@share=1,pin1=5,lr=6e-4")
+    assert staged["stages"] == suite.score_stages(
+        "turn_beta", stage_one_share=1.0, stage_one_pin=5.0
+    )
+    assert staged["grpo"].lr == 6e-4
+    assert suite.learner_settings("grpo-score-stage1")["stages"] == suite.score_stages(
+        "turn_beta", stage_one_share=1.0
+    )
+    with pytest.raises(SystemExit, match="unknown learner setting 'pin1' in grpo"):
+        suite.learner_settings("grpo@pin1=5")
