@@ -219,8 +219,8 @@ def learner_settings(name: str, lr: float | None = None) -> dict[str, Any]:
     the features: `grpo-base` is GRPO without them; `grpo-score` and `ppo-score` train in
     SCoRe's stages, under the key "stages") at learning rate `lr` (None: `LR`).
     `NAME@lr=X,group=G,prompts=P` changes the learning rate and the batch geometry of any of
-    them; a SCoRe learner also takes `share`, `pin1`, `pin2`, `bonus` (`score_stages`'s
-    stage_one_share, stage_one_pin, stage_two_pin, stage_two_bonus)."""
+    them; a SCoRe learner also takes `share`, `pin1`, `pin2`, `bonus`, `pg1` (`score_stages`'s
+    stage_one_share, stage_one_pin, stage_two_pin, stage_two_bonus, stage_one_pg)."""
     import dataclasses
 
     name, _, changes = name.partition("@")
@@ -248,6 +248,7 @@ SCORE_SETTINGS = {
     "pin1": "stage_one_pin",
     "pin2": "stage_two_pin",
     "bonus": "stage_two_bonus",
+    "pg1": "stage_one_pg",
 }
 """The `NAME@...` keys of a SCoRe learner and the `score_stages` arguments they set."""
 
@@ -321,6 +322,7 @@ def score_stages(
     stage_one_pin: float = 1.0,
     stage_two_pin: float = 0.1,
     stage_two_bonus: float = 1.0,
+    stage_one_pg: float = 1.0,
 ) -> tuple[Stage, ...]:
     """SCoRe (Kumar et al., 2024) on the self-correction task, for the learner whose per-turn
     KL field is `kl_field` (`GRPOConfig.turn_beta`, `PPOConfig.turn_kl_coef`).
@@ -332,10 +334,13 @@ def score_stages(
     Stage II (the rest): both attempts trained on the env's shaped reward with
     `stage_two_bonus` for the improvement (at most 1: above, a fix would pay more than a right
     first answer), the first attempt pinned by `stage_two_pin` to where stage I left it.
+    `stage_one_pg` < 1 scales the first attempt's policy gradient in stage I
+    (`GRPOConfig.turn_pg_weight`; 0: the second attempt alone is trained).
     """
-    stage_one = Stage(
-        stage_one_share, env={"reward": "final"}, learner={kl_field: (stage_one_pin, 0.0)}
-    )
+    learner: dict[str, Any] = {kl_field: (stage_one_pin, 0.0)}
+    if stage_one_pg != 1.0:
+        learner["turn_pg_weight"] = (stage_one_pg, 1.0)
+    stage_one = Stage(stage_one_share, env={"reward": "final"}, learner=learner)
     if stage_one_share >= 1.0:
         return (stage_one,)
     stage_two = Stage(

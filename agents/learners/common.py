@@ -225,10 +225,10 @@ def per_turn(values: Sequence[float], turns: torch.Tensor) -> torch.Tensor:
 
 
 def check_turn_weights(
-    values: Sequence[float] | None, name: str, scalar: str, scalar_value: float
+    values: Sequence[float] | None, name: str, scalar: str = "", scalar_value: float = 0.0
 ) -> None:
-    """Config validation of a per-turn weight tuple `name` that replaces the scalar field
-    `scalar` (the same weight on every turn)."""
+    """Config validation of a per-turn weight tuple `name` (that replaces the scalar field
+    `scalar`, the same weight on every turn, when there is one)."""
     if values is None:
         return
     if len(values) == 0 or not all(math.isfinite(value) and value >= 0 for value in values):

@@ -82,6 +82,11 @@ class GRPOConfig:
     pay `turn_beta[k-1]` times the KL to the frozen starting policy, the last weight repeating
     for later replies (None: `beta` on every id). SCoRe's stage I (Kumar et al., 2024) pins the
     first attempt near the starting policy while the second is trained: e.g. (1.0, 0.0)."""
+    turn_pg_weight: tuple[float, ...] | None = None
+    """Per-turn weights of the policy-gradient term of multi-turn episodes: the advantages of
+    reply k's ids are multiplied by `turn_pg_weight[k-1]`, the last weight repeating (None: 1
+    everywhere). (0.0, 1.0) trains the second attempt alone, the first moving only through the
+    weights both share (and held by `turn_beta`)."""
     mu: int = field(default=1, metadata=cli("--mu"))
     """Optimisation passes over each batch (one optimizer step per pass)."""
     mask_truncated: bool = field(default=False, metadata=cli("--mask-truncated"))
@@ -131,6 +136,7 @@ class GRPOConfig:
         if self.beta < 0:
             raise ValueError(f"beta must be >= 0 (0 disables the KL term), got {self.beta}")
         check_turn_weights(self.turn_beta, "turn_beta", "beta", self.beta)
+        check_turn_weights(self.turn_pg_weight, "turn_pg_weight")
         if self.mu < 1:
             raise ValueError(f"mu (passes per batch) must be >= 1, got {self.mu}")
         if self.micro_batch_size is not None and self.micro_batch_size < 1:
@@ -322,6 +328,9 @@ class GRPOLearner:
             advantages = group_advantages(
                 batch.rewards + shaping, batch.groups, config.scales_rewards
             )[:, None].expand_as(batch.loss_mask)
+        if config.turn_pg_weight is not None:
+            turns = token_turns(kept, batch.loss_mask.shape[1])
+            advantages = advantages * per_turn(config.turn_pg_weight, turns).to(advantages)
         mask = batch.loss_mask
         if config.mask_truncated:
             mask = mask * (~batch.truncated).float()[:, None]

@@ -90,6 +90,26 @@ def test_the_first_turns_weight_pulls_the_first_attempt_back_and_the_seconds_the
     assert pin_first[1] > pin_second[1] + 0.1 and pin_second[2] > pin_first[2] + 0.1
 
 
+def _changes_weights(tiny_path, episodes, turn_pg_weight) -> bool:
+    policy = HFPolicy(tiny_path)
+    config = GRPOConfig(lr=1e-2, turn_credit=True, turn_pg_weight=turn_pg_weight)
+    learner = GRPOLearner(policy, config, temperature=1.0, completion_budget=16)
+    before = [parameter.detach().clone() for parameter in policy.trainable_parameters()]
+    learner.update(episodes)
+    after = policy.trainable_parameters()
+    return any(not torch.equal(old, new) for old, new in zip(before, after))
+
+
+def test_turn_pg_weight_zero_leaves_that_turns_signal_out(tiny_path):
+    one_reply = dict(mask=(0, 0, 1, 1, 1), turn_ends=[4])
+    first_turn_signal = [_episode(0, [1.0], **one_reply), _episode(0, [0.0], **one_reply)]
+    second_turn_signal = [_episode(0, [0.0, 1.0]), _episode(0, [0.0, 0.0], first_id=9)]
+    assert _changes_weights(tiny_path, first_turn_signal, None)
+    assert not _changes_weights(tiny_path, first_turn_signal, (0.0, 1.0))  # nothing to learn
+    assert _changes_weights(tiny_path, first_turn_signal, (1.0, 0.0))  # turn 1 alone counts
+    assert _changes_weights(tiny_path, second_turn_signal, (0.0, 1.0))  # turn 2 still learns
+
+
 def test_without_any_positive_weight_no_reference_is_kept(tiny_path):
     config = GRPOConfig(lr=1e-3, turn_beta=(0.0, 0.0))
     learner = GRPOLearner(HFPolicy(tiny_path), config, temperature=1.0, completion_budget=8)
@@ -107,6 +127,7 @@ def test_without_any_positive_weight_no_reference_is_kept(tiny_path):
         ({"turn_beta": (1.0, -0.1)}, "turn_beta must be one finite weight >= 0 per turn"),
         ({"turn_beta": (float("nan"),)}, "turn_beta must be one finite weight >= 0 per turn"),
         ({"turn_beta": (1.0, 0.0), "beta": 0.1}, "turn_beta replaces beta"),
+        ({"turn_pg_weight": (-1.0, 1.0)}, "turn_pg_weight must be one finite weight >= 0"),
     ],
 )
 def test_grpo_refuses_bad_turn_weights_naming_the_fix(kwargs, match):
