@@ -218,9 +218,10 @@ def learner_settings(name: str, lr: float | None = None) -> dict[str, Any]:
     """TrainConfig fields of one of our learners (`grpo`, `ppo`, and the variants measured for
     the features: `grpo-base` is GRPO without them; `grpo-score` and `ppo-score` train in
     SCoRe's stages, under the key "stages") at learning rate `lr` (None: `LR`).
-    `NAME@lr=X,group=G,prompts=P` changes the learning rate and the batch geometry of any of
-    them; a SCoRe learner also takes `share`, `pin1`, `pin2`, `bonus`, `pg1` (`score_stages`'s
-    stage_one_share, stage_one_pin, stage_two_pin, stage_two_bonus, stage_one_pg)."""
+    `NAME@lr=X,group=G,prompts=P,temp=T` changes the learning rate, the batch geometry and the
+    rollouts' sampling temperature of any of them; a SCoRe learner also takes `share`, `pin1`,
+    `pin2`, `bonus`, `pg1` (`score_stages`'s stage_one_share, stage_one_pin, stage_two_pin,
+    stage_two_bonus, stage_one_pg)."""
     import dataclasses
 
     name, _, changes = name.partition("@")
@@ -233,10 +234,14 @@ def learner_settings(name: str, lr: float | None = None) -> dict[str, Any]:
             settings[algo] = dataclasses.replace(settings[algo], lr=float(value))
         elif key in ("group", "prompts"):
             settings["group_size" if key == "group" else "prompts_per_step"] = int(value)
+        elif key == "temp":
+            settings["temperature"] = float(value)
         elif score is not None and key in SCORE_SETTINGS:
             score[SCORE_SETTINGS[key]] = float(value)
         else:
-            allowed = ", ".join(["lr", "group", "prompts", *(SCORE_SETTINGS if score else ())])
+            allowed = ", ".join(
+                ["lr", "group", "prompts", "temp", *(SCORE_SETTINGS if score else ())]
+            )
             raise SystemExit(f"unknown learner setting {key!r} in {name}: use {allowed}")
     if score is not None:
         settings["stages"] = score_stages(**score)
