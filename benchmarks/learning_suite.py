@@ -340,7 +340,7 @@ def score_stages(
     `stage_two_bonus` for the improvement (at most 1: above, a fix would pay more than a right
     first answer), the first attempt pinned by `stage_two_pin` to where stage I left it.
     `stage_one_pg` < 1 scales the first attempt's policy gradient in stage I
-    (`GRPOConfig.turn_pg_weight`; 0: the second attempt alone is trained).
+    (`turn_pg_weight` of either learner; 0: the second attempt alone is trained).
     """
     learner: dict[str, Any] = {kl_field: (stage_one_pin, 0.0)}
     if stage_one_pg != 1.0:

@@ -79,6 +79,10 @@ class PPOConfig:
     """Per-turn KL penalties of multi-turn episodes, replacing `kl_coef`: the ids of reply k
     (from 1) pay `turn_kl_coef[k-1]` times their KL, the last value repeating for later replies
     (None: `kl_coef` on every id). SCoRe's stage I: e.g. (1.0, 0.0) pins the first attempt."""
+    turn_pg_weight: tuple[float, ...] | None = None
+    """Per-turn weights of the policy loss of multi-turn episodes: the advantages of reply k's
+    ids are multiplied by `turn_pg_weight[k-1]`, the last weight repeating (None: 1 everywhere).
+    (0.0, 1.0) trains the second attempt alone; the value loss is unchanged."""
     epochs: int = field(default=2, metadata=cli("--epochs"))
     """Passes over each batch."""
     minibatches: int = 1
@@ -109,6 +113,7 @@ class PPOConfig:
         if self.vf_coef < 0 or self.kl_coef < 0:
             raise ValueError("vf_coef and kl_coef must be >= 0")
         check_turn_weights(self.turn_kl_coef, "turn_kl_coef", "kl_coef", self.kl_coef)
+        check_turn_weights(self.turn_pg_weight, "turn_pg_weight")
         if self.epochs < 1 or self.minibatches < 1:
             raise ValueError("epochs and minibatches must be >= 1")
         if self.micro_batch_size is not None and self.micro_batch_size < 1:
@@ -241,6 +246,9 @@ class PPOLearner:
             advantages, returns = gae(rewards, old_values, mask, config.gamma, config.lam)
             if config.whiten_advantages:
                 advantages = masked_whiten(advantages, mask) * mask
+            if config.turn_pg_weight is not None:
+                turns = token_turns(kept, mask.shape[1])
+                advantages = advantages * per_turn(config.turn_pg_weight, turns).to(advantages)
         totals: dict[str, list[float]] = {"policy": [], "value": [], "clipped": []}
         for _ in range(config.epochs):
             order = torch.randperm(batch.size, generator=self.generator)

@@ -190,3 +190,24 @@ def test_turn_weights_from_the_command_line():
     args = build_parser().parse_args(["train", "--env", "e", "--model", "m", *flags])
     config = resolve(TrainConfig, args, args.config)
     assert config.grpo.turn_beta == (1.0, 0.0) and config.ppo.turn_kl_coef == (0.5,)
+
+
+def test_ppo_turn_pg_weight_zero_leaves_the_policy_alone_on_that_turn(tiny_path):
+    """One-reply episodes, the first turn's weight 0: the policy updates as on episodes with no
+    signal at all (AdamW's weight decay still acts); weight 1 learns from them."""
+    one_reply = dict(mask=(0, 0, 1, 1, 1), turn_ends=[4])
+    signal = [_episode(0, [1.0], **one_reply), _episode(0, [0.0], **one_reply, first_id=9)]
+    flat = [_episode(0, [0.0], **one_reply), _episode(0, [0.0], **one_reply, first_id=9)]
+
+    def weights_after(episodes, turn_pg_weight) -> list:
+        policy = HFPolicy(tiny_path)
+        config = PPOConfig(lr=1e-2, turn_pg_weight=turn_pg_weight, vf_coef=0.0)
+        PPOLearner(policy, config, temperature=1.0, seed=0).update(episodes)
+        return [parameter.detach().clone() for parameter in policy.trainable_parameters()]
+
+    def same(first, second) -> bool:
+        return all(torch.equal(a, b) for a, b in zip(first, second))
+
+    unmoved = weights_after(flat, None)
+    assert same(weights_after(signal, (0.0, 1.0)), unmoved)
+    assert not same(weights_after(signal, (1.0, 0.0)), unmoved)
