@@ -219,9 +219,9 @@ def learner_settings(name: str, lr: float | None = None) -> dict[str, Any]:
     the features: `grpo-base` is GRPO without them; `grpo-score` and `ppo-score` train in
     SCoRe's stages, under the key "stages") at learning rate `lr` (None: `LR`).
     `NAME@lr=X,group=G,prompts=P,temp=T` changes the learning rate, the batch geometry and the
-    rollouts' sampling temperature of any of them; a SCoRe learner also takes `share`, `pin1`,
-    `pin2`, `bonus`, `pg1` (`score_stages`'s stage_one_share, stage_one_pin, stage_two_pin,
-    stage_two_bonus, stage_one_pg)."""
+    rollouts' sampling temperature of any of them (`mu=M`: GRPO's passes per batch); a SCoRe
+    learner also takes `share`, `pin1`, `pin2`, `bonus`, `pg1` (`score_stages`'s
+    stage_one_share, stage_one_pin, stage_two_pin, stage_two_bonus, stage_one_pg)."""
     import dataclasses
 
     name, _, changes = name.partition("@")
@@ -232,6 +232,8 @@ def learner_settings(name: str, lr: float | None = None) -> dict[str, Any]:
         if key == "lr":
             algo = settings["algo"]
             settings[algo] = dataclasses.replace(settings[algo], lr=float(value))
+        elif key == "mu" and settings["algo"] == "grpo":
+            settings["grpo"] = dataclasses.replace(settings["grpo"], mu=int(value))
         elif key in ("group", "prompts"):
             settings["group_size" if key == "group" else "prompts_per_step"] = int(value)
         elif key == "temp":
@@ -239,8 +241,9 @@ def learner_settings(name: str, lr: float | None = None) -> dict[str, Any]:
         elif score is not None and key in SCORE_SETTINGS:
             score[SCORE_SETTINGS[key]] = float(value)
         else:
+            mu = ["mu"] if settings["algo"] == "grpo" else []
             allowed = ", ".join(
-                ["lr", "group", "prompts", "temp", *(SCORE_SETTINGS if score else ())]
+                ["lr", "group", "prompts", "temp", *mu, *(SCORE_SETTINGS if score else ())]
             )
             raise SystemExit(f"unknown learner setting {key!r} in {name}: use {allowed}")
     if score is not None:
