@@ -291,14 +291,18 @@ def _variant(name: str, lr: float) -> dict[str, Any]:
         "grpo-curriculum": {**base, "curriculum": CurriculumConfig(levels=(1, 2), window=256)},
         "ppo": {"algo": "ppo", **PPO_GEOMETRY, "ppo": PPOConfig(lr=lr)},
     }
-    # SCoRe's stages (`score_stages`, built by `learner_settings`): the self-correction task's
-    # recipe; `-stage1`: stage I for the whole budget (the same as `grpo-score@share=1`)
-    variants["grpo-score"] = {**variants["grpo"], "score": {"kl_field": "turn_beta"}}
-    variants["ppo-score"] = {**variants["ppo"], "score": {"kl_field": "turn_kl_coef"}}
-    variants["grpo-score-stage1"] = {
+    # SCoRe's stage I (`score_stages`, built by `learner_settings`) as tuned on seeds 0-2 of the
+    # self-correction task (docs/agents.md): the whole budget, the second attempt alone trained
+    # (`turn_pg_weight` (0, 1)), the first pinned by KL weight 1; GRPO with 16 samples of 8 tasks
+    # a step (more second attempts per task). `NAME@share=0.5,pg1=1` is the paper's two stages.
+    tuned = {"stage_one_share": 1.0, "stage_one_pg": 0.0}
+    variants["grpo-score"] = {
         **variants["grpo"],
-        "score": {"kl_field": "turn_beta", "stage_one_share": 1.0},
+        "prompts_per_step": 8,
+        "group_size": 16,
+        "score": {"kl_field": "turn_beta", **tuned},
     }
+    variants["ppo-score"] = {**variants["ppo"], "score": {"kl_field": "turn_kl_coef", **tuned}}
     if name not in variants:
         raise SystemExit(f"unknown learner {name!r}; choose from {sorted(variants)} or trl")
     return variants[name]

@@ -144,7 +144,10 @@ def test_score_stage_one_pays_the_last_attempt_as_score_pays_r_y2():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("learner", "field"), [("grpo-score", "grpo"), ("ppo-score", "ppo")])
+@pytest.mark.parametrize(
+    ("learner", "field"),
+    [("grpo-score@share=0.5,pg1=1", "grpo"), ("ppo-score@share=0.5,pg1=1", "ppo")],
+)
 def test_a_staged_run_trains_each_stage_on_its_env_and_config_from_the_last_weights(
     tmp_path, learner, field
 ):
@@ -194,11 +197,11 @@ def test_learners_with_several_settings_keep_them_together():
 def test_score_settings_rebuild_the_stages_and_are_refused_elsewhere():
     staged = suite.learner_settings("grpo-score@share=1,pin1=5,lr=6e-4")
     assert staged["stages"] == suite.score_stages(
-        "turn_beta", stage_one_share=1.0, stage_one_pin=5.0
-    )
+        "turn_beta", stage_one_share=1.0, stage_one_pin=5.0, stage_one_pg=0.0
+    )  # the variant's own settings stay unless named
     assert staged["grpo"].lr == 6e-4
-    assert suite.learner_settings("grpo-score-stage1")["stages"] == suite.score_stages(
-        "turn_beta", stage_one_share=1.0
-    )
+    tuned = suite.score_stages("turn_beta", stage_one_share=1.0, stage_one_pg=0.0)
+    assert suite.learner_settings("grpo-score")["stages"] == tuned
+    assert tuned[0].learner == {"turn_beta": (1.0, 0.0), "turn_pg_weight": (0.0, 1.0)}
     with pytest.raises(SystemExit, match="unknown learner setting 'pin1' in grpo"):
         suite.learner_settings("grpo@pin1=5")
