@@ -349,6 +349,13 @@ def score_stages(
     `stage_one_pg` < 1 scales the first attempt's policy gradient in stage I
     (`turn_pg_weight` of either learner; 0: the second attempt alone is trained).
     """
+    if not 0 < stage_one_share <= 1 or not 0 <= stage_two_bonus <= 1:
+        raise SystemExit(
+            f"SCoRe: need 0 < share <= 1 and 0 <= bonus <= 1, got share={stage_one_share}, "
+            f"bonus={stage_two_bonus}"
+        )
+    if min(stage_one_pin, stage_two_pin, stage_one_pg) < 0:
+        raise SystemExit("SCoRe: pin1, pin2 and pg1 are weights: give values >= 0")
     learner: dict[str, Any] = {kl_field: (stage_one_pin, 0.0)}
     if stage_one_pg != 1.0:
         learner["turn_pg_weight"] = (stage_one_pg, 1.0)

@@ -205,3 +205,9 @@ def test_score_settings_rebuild_the_stages_and_are_refused_elsewhere():
     assert tuned[0].learner == {"turn_beta": (1.0, 0.0), "turn_pg_weight": (0.0, 1.0)}
     with pytest.raises(SystemExit, match="unknown learner setting 'pin1' in grpo"):
         suite.learner_settings("grpo@pin1=5")
+
+
+@pytest.mark.parametrize("setting", ["share=0", "share=1.5", "bonus=2", "pin1=-1", "pg1=-0.5"])
+def test_bad_score_settings_are_refused_in_one_line(setting):
+    with pytest.raises(SystemExit, match="SCoRe: "):
+        suite.learner_settings(f"grpo-score@{setting}")
