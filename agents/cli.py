@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlvr.config import cli, defer
+from rlvr.config import Positive, Seed, check_numbers, cli, defer
 
 
 def _agent_help() -> str:
@@ -35,11 +35,11 @@ class EvalConfig:
     """Registered env id, e.g. rlvr/Math-v0."""
     agent: str = field(default="oracle", metadata=cli(help=_agent_help))
     """The agent, as a spec."""
-    episodes: int = 20
+    episodes: Positive = 20
     """Tasks to play."""
-    seed: int = 0
+    seed: Seed = 0
     """Seed of the first task (task i uses seed + i)."""
-    samples: int = 1
+    samples: Positive = 1
     """Samples per task (pass@k)."""
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     """`gym.make` keyword arguments of the env (JSON on the command line)."""
@@ -50,8 +50,11 @@ class EvalConfig:
     ray: str | None = field(default=None, metadata=cli(const="local", metavar="ADDRESS"))
     """Run the envs on Ray env workers: "local" starts Ray on this machine, else the address of
     a cluster to join ("auto", "ray://HOST:10001"). The records are the same as without Ray."""
-    env_workers: int = 2
+    env_workers: Positive = 2
     """Ray env workers (with --ray)."""
+
+    def __post_init__(self) -> None:
+        check_numbers(self)
 
 
 def add_commands(subparsers: Any) -> None:
@@ -216,10 +219,25 @@ def run_train(config: Any, args: argparse.Namespace) -> int:
     except InfraErrorRateError as exc:  # our machinery, not a bug: say what to check, in a line
         return _fail(exc)
     print(f"steps          {result.steps}  ({result.train_seconds:.0f} s of training)")
-    print(f"held-out       {result.initial_success:.3f} -> {result.final_success:.3f}")
+    print(
+        f"held-out       {result.initial_success:.3f} -> {result.final_success:.3f}  "
+        f"({_held_out_label(config)})"
+    )
     print(f"output         {result.output_dir}")
     print(f"final model    {result.final_model}")
     return 0
+
+
+def _held_out_label(config: Any) -> str:
+    """What the held-out figures measured, so that they are not taken for another measurement."""
+    if config.eval_suite is not None:
+        return (
+            f"suite {config.eval_suite}: the score `rlvr bench --suite {config.eval_suite}` gives"
+        )
+    if config.self_play is not None:
+        opponent = config.self_play.eval_opponent
+        return f"win rate against {opponent} in {config.eval_episodes} games, greedy"
+    return f"greedy, on up to {config.eval_episodes} distinct held-out tasks per env"
 
 
 # --- tiny -----------------------------------------------------------------------------------------

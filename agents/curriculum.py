@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlvr.agents.rollouts import Episode
+from rlvr.config import check_numbers
 
 
 def informative_groups(episodes: Sequence[Episode]) -> list[list[Episode]]:
@@ -77,6 +78,7 @@ class CurriculumConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "levels", tuple(self.levels))
+        check_numbers(self)
         if not self.levels or len(set(self.levels)) != len(self.levels):
             raise ValueError(
                 f"curriculum levels must be distinct, easiest first, e.g. (1, 2, 3); got "

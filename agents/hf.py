@@ -31,7 +31,7 @@ from typing import Any
 
 from rlvr.agents.errors import PolicyError, require_agents_extra
 from rlvr.agents.policy import Completion, Conversation, Sample, SamplingParams
-from rlvr.config import cli
+from rlvr.config import check_numbers, cli
 
 require_agents_extra("rlvr.agents.hf")
 
@@ -65,6 +65,7 @@ class LoraSettings:
     attention is c_attn)."""
 
     def __post_init__(self) -> None:
+        check_numbers(self)
         alpha = 2 * self.r if self.alpha is None else self.alpha
         object.__setattr__(self, "alpha", alpha)
         if self.r < 1 or alpha < 1:

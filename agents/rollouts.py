@@ -23,7 +23,7 @@ from typing import Any
 import gymnasium as gym
 
 from rlvr.agents.policy import Completion, SamplingParams, TrainablePolicy
-from rlvr.config import cli
+from rlvr.config import check_numbers, cli
 from rlvr.rollout import EnvBatch, EpisodeRecord, LocalEnvs, Start, play_episodes
 
 
@@ -42,6 +42,7 @@ class EnvSpec:
     env such as rlvr/MathSelfCorrect-v0 gives the split to the env it wraps)."""
 
     def __post_init__(self) -> None:
+        check_numbers(self)
         if not self.weight > 0:
             raise ValueError(f"{self.id}: weight must be > 0, got {self.weight}")
 
@@ -56,9 +57,10 @@ class EnvSpec:
         """`ID` or `ID=WEIGHT` (the command line's `--env` syntax)."""
         env_id, _, weight = text.partition("=")
         try:
-            return cls(env_id, float(weight) if weight else 1.0, dict(kwargs or {}))
+            share = float(weight) if weight else 1.0
         except ValueError:
             raise ValueError(f"--env {text!r}: use ID or ID=WEIGHT, e.g. rlvr/Math-v0=2") from None
+        return cls(env_id, share, dict(kwargs or {}))  # its ValueError names the weight's problem
 
 
 def check_env_specs(specs: Sequence[EnvSpec]) -> None:

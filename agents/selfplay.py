@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from rlvr.agents.policy import Policy, SamplingParams, TrainablePolicy
 from rlvr.agents.rollouts import EnvSpec, Episode, _TokenActor, check_collector_args
+from rlvr.config import check_numbers
 from rlvr.rollout import Act, Start, game_policy_actor, play_games, seat_positions, seat_router
 
 SELF = "self"
@@ -57,6 +58,7 @@ class SelfPlayConfig:
     `eval_opponent` from its own seat. Needs opponent="self"."""
 
     def __post_init__(self) -> None:
+        check_numbers(self)
         if not self.opponent or not self.eval_opponent:
             raise ValueError("self_play.opponent and eval_opponent must name an agent")
         if self.policy_per_seat and self.opponent != SELF:

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from rlvr.agents.async_rollouts import AsyncRollouts, sampler_copy
+from rlvr.agents.checkpoints import load_state, save_state
 from rlvr.agents.curriculum import (
     CurriculumConfig,
     DifficultyCurriculum,
@@ -61,7 +62,16 @@ from rlvr.agents.selfplay import (
     merge_seat_metrics,
     seat_key,
 )
-from rlvr.config import ConfigError, cli, differences, dump, write_config
+from rlvr.config import (
+    ConfigError,
+    Seed,
+    check_numbers,
+    cli,
+    differences,
+    dump,
+    read_text_file,
+    write_config,
+)
 from rlvr.rollout import EvalReport, MatchReport, distinct_tasks, evaluate, play_match
 
 Algo = Literal["grpo", "ppo"]
@@ -70,6 +80,16 @@ EVAL_SEED = 1_000_003
 SEAT_STATE = "learner.pt"
 """With a policy per seat: the file of a seat's checkpoint folder holding its learner's state."""
 ALGOS: tuple[str, ...] = get_args(Algo)
+CHECKPOINT_KEYS = (
+    "step",
+    "train_seconds",
+    "evaluations",
+    "learner",
+    "task_rng",
+    "sample_generator",
+    "trainable",
+)
+"""What every `trainer.pt` holds (older ones may lack the later keys: config, curricula...)."""
 MAY_CHANGE_ON_RESUME = (
     "output_dir",
     "steps",
@@ -91,7 +111,7 @@ learner, sampling, seed, ...) is refused, so that the run stays the one its conf
 
 
 def _read_text(path: str) -> str:
-    return Path(path).read_text(encoding="utf-8")
+    return read_text_file(path, "chat template")
 
 
 @dataclass
@@ -131,11 +151,16 @@ class TrainConfig:
     eval_episodes: int = 100
     """Held-out episodes per env per evaluation (greedy decoding), each a distinct task (fewer
     when the held-out split holds fewer)."""
+    eval_suite: str | None = None
+    """Evaluate on this leaderboard suite instead (a built-in name such as "demo", or a suite
+    .toml file): its envs, tasks, sampling and batches, run as `rlvr bench` runs them, so each
+    held-out figure is the score `rlvr bench --suite` stores for the model at that step
+    (`eval_episodes` is then unused). Single-agent envs only."""
     save_every: int = 0
     """Write a checkpoint every this many steps (0: only at the end)."""
     time_budget: float | None = None
     """Stop after this many seconds of training (rollouts and updates; evaluation excluded)."""
-    seed: int = 0
+    seed: Seed = 0
     """Seed of task choice, sampling and minibatch order."""
     device: str = "cpu"
     """Torch device of the policy."""
@@ -194,6 +219,7 @@ class TrainConfig:
     """PPO hyperparameters (used when algo="ppo")."""
 
     def __post_init__(self) -> None:
+        check_numbers(self)
         self.envs = tuple(EnvSpec(spec) if isinstance(spec, str) else spec for spec in self.envs)
         if not self.envs:
             raise ValueError("envs is empty; give at least one EnvSpec('rlvr/Math-v0')")
@@ -267,6 +293,15 @@ class TrainConfig:
             )
         if self.threads is not None and self.threads < 1:
             raise ValueError("threads must be >= 1, or None to leave torch's default")
+        if self.eval_suite is not None:
+            if self.self_play is not None:
+                raise ValueError(
+                    "eval_suite runs single-agent suites; self-play's evaluation is the win rate "
+                    "against self_play.eval_opponent: remove eval_suite"
+                )
+            from rlvr.leaderboards import load_suite  # the one upward import: see _suite_figures
+
+            load_suite(self.eval_suite)  # a SuiteError (a ValueError) names the problem
         if self.lora is not None and self.lora.dropout > 0:
             raise ValueError(
                 "LoRA dropout has no effect in RL training (learners run without dropout so that "
@@ -359,6 +394,11 @@ class Trainer:
         self.train_seconds = 0.0
         self.evaluations: list[dict[str, float]] = []
         self._eval_seeds: dict[int, list[int]] = {}  # per env: its held-out episodes' seeds
+        self.eval_suite: Any = None
+        if config.eval_suite is not None:
+            from rlvr.leaderboards import load_suite
+
+            self.eval_suite = load_suite(config.eval_suite)
         self.out = Path(config.output_dir)
         self.out.mkdir(parents=True, exist_ok=True)
         self.metrics = MetricsLog(
@@ -560,7 +600,9 @@ class Trainer:
         seat's model plays from its own seat, its figures logged under the seat
         (`eval/player_0/success_rate`) and their mean over the seats under the usual keys."""
         sampling = dataclasses.replace(self.sampling, temperature=0.0)
-        if self.seat_policies:
+        if self.eval_suite is not None:
+            row = self._suite_figures(self.eval_suite, self.policy)
+        elif self.seat_policies:
             per_seat = {
                 seat: self._evaluate_policy(policy, sampling, seat)
                 for seat, policy in self.seat_policies.items()
@@ -597,6 +639,29 @@ class Trainer:
             total += weight * success
             variance += (weight * error) ** 2
         row["eval/success_rate"] = total
+        row["eval/success_rate_se"] = math.sqrt(variance)
+        return row
+
+    def _suite_figures(self, suite: Any, policy: TrainablePolicy) -> dict[str, float]:
+        """`evaluate`'s figures from `suite`, run as `rlvr bench` runs it: per env its score
+        (mean return per task: the success rate when rewards are 0 or 1) and standard error, and
+        under `eval/success_rate` the suite's score, their mean. The leaderboards sit above the
+        agents: they are imported here, on use, only when `eval_suite` asks for a suite."""
+        from rlvr.leaderboards import run_suite
+
+        host = self.env_workers.host if self.env_workers is not None else None
+        result = run_suite(suite, policy, parallel="serial", env_host=host)
+        row: dict[str, float] = {}
+        variance = 0.0
+        for env in result.envs:
+            error = math.sqrt(env.score * (1 - env.score) / env.judged) if env.judged else math.nan
+            row[f"eval/{env.label}/success_rate"] = env.score
+            row[f"eval/{env.label}/success_rate_se"] = error
+            row[f"eval/{env.label}/episodes"] = float(env.episodes)
+            row[f"eval/{env.label}/mean_reward"] = env.score
+            row[f"eval/{env.label}/infra_error_rate"] = env.infra_errors / env.episodes
+            variance += (error / len(result.envs)) ** 2
+        row["eval/success_rate"] = result.score
         row["eval/success_rate_se"] = math.sqrt(variance)
         return row
 
@@ -750,7 +815,7 @@ class Trainer:
                     "learner": self.learner.learners[seat].state_dict(),
                     "trainable": _trainable_state(policy) if policy.lora else None,
                 }
-                torch.save(seat_state, partial / seat / SEAT_STATE)
+                save_state(seat_state, partial / seat / SEAT_STATE)
         per_seat = bool(self.seat_policies)
         state = {
             "step": self.step,
@@ -766,21 +831,25 @@ class Trainer:
             "snapshot": self.snapshot.model.state_dict() if self.snapshot is not None else None,
             "config": self.config.to_dict(),
         }
-        torch.save(state, partial / "trainer.pt")
+        save_state(state, partial / "trainer.pt")
         shutil.rmtree(folder, ignore_errors=True)
         partial.rename(folder)
         return folder
 
     def load_checkpoint(self, folder: str | Path) -> None:
-        """Continue from a checkpoint of a run with the same config."""
+        """Continue from a checkpoint of a run with the same config. Its state files are read
+        without unpickling code (`rlvr.agents.checkpoints`): a tampered one is refused."""
         folder = Path(folder)
         if not (folder / "trainer.pt").is_file():
             raise TrainingError(f"{folder} is not a checkpoint (no trainer.pt)")
-        state = torch.load(folder / "trainer.pt", weights_only=False)
+        state = load_state(folder / "trainer.pt")
+        missing = sorted(set(CHECKPOINT_KEYS) - set(state))
+        if missing:
+            raise TrainingError(f"{folder}/trainer.pt is not a checkpoint: it has no {missing}")
         self._check_same_run(folder, state.get("config", {}))
         if isinstance(self.learner, SeatLearners):
             for seat, policy in self.seat_policies.items():
-                seat_state = torch.load(folder / seat / SEAT_STATE, weights_only=False)
+                seat_state = load_state(folder / seat / SEAT_STATE)
                 _load_weights(policy, folder / seat, seat_state["trainable"])
                 self.learner.learners[seat].load_state_dict(seat_state["learner"])
         else:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rlvr.envs import register_task_env
 from rlvr.leaderboards import ResultStore, parse_suite, run_suite
+from rlvr.leaderboards.results import rescored
 
 ENV_ID = "bench/Echo-v0"
 
@@ -54,12 +55,15 @@ def _build_store(path: Path, episodes: int, chars: int) -> None:
         f'[[envs]]\nid = "{ENV_ID}"\nlabel = "again"\nseed = 5\n'
     )
     result = run_suite(suite, "oracle", parallel="serial")
-    for label, records in result.traces.items():
-        base = records[0]
+    result.suite = suite.with_episodes(episodes)
+    for env in result.suite.envs:
+        base = result.traces[env.label][0]
         padded = [dict(m, content=m["content"] + "x" * chars) for m in base.messages]
-        result.traces[label] = [
-            dataclasses.replace(base, episode=i, messages=padded) for i in range(episodes)
+        result.traces[env.label] = [
+            dataclasses.replace(base, episode=i, seed=env.seed + i, messages=padded)
+            for i in range(episodes)
         ]
+    result = rescored(result)  # the store takes only figures its traces give
     with ResultStore(path) as store:
         store.add(result)
 

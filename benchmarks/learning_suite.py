@@ -6,11 +6,15 @@ Tasks (each with a tiny Qwen2 built offline and warm-started below its ceiling):
 - `math`: rlvr/Math-v0, three procedural families (arithmetic, linear equations, word
   problems) at levels 1 and 2; held-out tasks of the same, and of level 3 to see whether
   anything generalises a level up.
-- `toolmath`: rlvr/ToolMath-v0 level 1 (numbers of 3-4 digits multiplied and added): the warm
-  start learnt calculator episodes until its sampled calls were right, then direct answers
-  (which a model this size cannot compute) until greedy decoding stopped calling; sampled, it
-  still calls often. RL must make it call the calculator. Tool-call rate and accuracy before
-  and after; 90 training CPU s per run, evaluated every 45.
+- `toolmath`: rlvr/ToolMath-v0 level 1 (numbers of 3-4 digits multiplied and added), from a
+  natural warm start: supervised for a fixed number of steps on demonstrations of which half
+  call the calculator and half answer directly (the right number, which a model this size
+  cannot compute), so it calls on some problems and guesses on others. What RL changes: the
+  tool-call rate and accuracy; 90 training CPU s per run, evaluated every 45.
+- `toolmath-suppressed` (a labelled experiment, not run by default): "recover a suppressed
+  skill". The warm start learnt calculator episodes until its sampled calls were right, then
+  direct answers until greedy decoding stopped calling (knife-edge: where that stop falls
+  decides what RL starts from); RL must bring the call back.
 - `selfcorrect`: rlvr/MathSelfCorrect-v0 over the math task's families (two attempts, binary
   feedback, SCoRe-style shaped reward: `reward="shaped"`, `bonus=0.5`), 90 training CPU
   seconds; our GRPO credits each attempt with its own reward-to-go (`turn_credit`). Its warm
@@ -33,17 +37,32 @@ budget of the process's own CPU seconds spent in training steps (rollouts and up
 held-out evaluations are excluded), so other work on a shared machine slows a run without
 shortening its budget; wall seconds are reported too. Runs are ordered seed by seed, the
 learners' order rotating, so that load drift hits every learner alike. Every run is evaluated
-on the same held-out tasks, greedily, every `--eval-every` CPU seconds and at the end. Results
-are saved per run as they finish: the suite resumes where it stopped, `--report-only` redraws.
+on the same held-out tasks, greedily, every `--eval-every` CPU seconds and at the end.
 
-    .venv/bin/python benchmarks/learning_suite.py --docs docs/agents_suite.png  # everything
+Each run writes out/runs/<experiment>/<task>/<learner>-s<seed>/result.json as it finishes (the
+suite resumes where it stopped, and refuses to resume runs made with other settings, another
+warm start or held-out set), with its provenance: the commit and whether tracked files had
+uncommitted changes, fingerprints of the warm start's files and of the held-out task list,
+every task and learner setting (`run_settings`), library versions, the seed. Named experiments
+(`EXPERIMENTS`: `math-30`, `math-120`, `math-300`, `selfcorrect`, `toolmath`, `sql`,
+`ablation`) fix the tasks, learners, seeds and budget of one table of docs/agents.md:
+
+    .venv/bin/python benchmarks/learning_suite.py --experiment math-30      # run it
+    .venv/bin/python benchmarks/learning_suite.py --experiment math-30 --store  # keep results
+    .venv/bin/python benchmarks/learning_suite_report.py --docs  # every table and plot in docs
     .venv/bin/python benchmarks/learning_suite.py --tasks math --seeds 0 --budget 10  # a try
-    .venv/bin/python benchmarks/learning_suite.py --report-only     # table and plot again
+    .venv/bin/python benchmarks/learning_suite.py --report-only  # --out's table and plot again
 
-The warm starts are built once into `--out`/models (ToolMath's takes ~30 CPU minutes). The
-feature ablation of docs/agents.md: `--out runs/bench/ablation --tasks math --learners
-grpo,grpo-base,grpo-overlong,grpo-curriculum`. SCoRe's two stages on the self-correction task
-(`score_stages`): `--tasks selfcorrect --learners grpo-score,grpo,ppo-score,trl`.
+`--store` copies the finished runs' result.json (no models) into
+benchmarks/results/learning_suite/<experiment>/<task>/<learner>-s<seed>.json, from committed
+code only; the report makes docs/agents.md's learning tables and plots from those alone, and
+only from complete experiments (`learning_suite_report.py`). A report of an unfinished --out
+folder goes to out/reports/<experiment>/table-partial.md, never over table.md.
+
+The warm starts are built once into `--out`/models (ToolMath's takes ~30 CPU minutes) and
+shared by every experiment in that --out. SCoRe's stages on the self-correction task
+(`score_stages`) are the learners `grpo-score` and `ppo-score`; `--experiment selfcorrect` runs
+`grpo-score` beside `grpo`, `ppo` and `trl`.
 
 Needs the `bench` extra for TRL: pip install -e '.[agents,bench]' -c .ci/constraints.txt
 """
@@ -120,7 +139,28 @@ TASKS: dict[str, Task] = {
         warm={"kind": "tiny", "target": 0.3, "steps": 3000},
     ),
     "toolmath": Task(
-        title="ToolMath-v0 level 1 (calculator)",
+        title="ToolMath-v0 level 1 (calculator), natural warm start",
+        env_id="rlvr/ToolMath-v0",
+        kwargs={"difficulty": 1},
+        heldout={"difficulty": 1, "split": "test"},
+        max_new_tokens=48,
+        max_turns=3,
+        eval_episodes=400,
+        threshold=0.2,
+        budget=90.0,
+        eval_every=45.0,
+        warm={
+            "kind": "tool-mix",
+            "model": {"hidden_size": 128, "intermediate_size": 512, "heads": 8, "kv_heads": 4},
+            "demos": 8000,
+            "call_share": 0.5,
+            "lr": 1e-3,
+            "batch": 32,
+            "steps": 2000,
+        },
+    ),
+    "toolmath-suppressed": Task(
+        title="ToolMath-v0 level 1, recover a suppressed skill",
         env_id="rlvr/ToolMath-v0",
         kwargs={"difficulty": 1},
         heldout={"difficulty": 1, "split": "test"},
@@ -207,6 +247,9 @@ TASKS: dict[str, Task] = {
     ),
 }
 
+# The tasks run when --tasks is not given (the labelled experiments are asked for by name).
+DEFAULT_TASKS = ["math", "toolmath", "selfcorrect", "sql"]
+
 # --- the learners --------------------------------------------------------------------------------
 
 LR = 2e-4
@@ -274,6 +317,17 @@ def trl_settings(name: str, lr: float | None = None) -> dict[str, Any]:
         if key not in settings:
             raise SystemExit(f"unknown TRL setting {key!r} in {name}: use lr, group, prompts")
         settings[key] = float(value) if key == "lr" else int(value)
+    return settings
+
+
+def our_settings(task: Task, learner: str) -> dict[str, Any]:
+    """TrainConfig fields of our learner `learner` on `task`: its variant at the task's learning
+    rate, with the task's own GRPO fields (`Task.grpo`)."""
+    import dataclasses
+
+    settings = learner_settings(learner, task.lr)
+    if settings["algo"] == "grpo":
+        settings["grpo"] = dataclasses.replace(settings["grpo"], **task.grpo)
     return settings
 
 
@@ -414,12 +468,13 @@ def measure(
 def heldout_tasks(out: Path, name: str) -> dict[str, list[int]]:
     """The held-out task indexes of a task (and of its level up): the first `eval_episodes`
     distinct tasks of the split (`rlvr.rollout.distinct_tasks`), found once and kept in
-    out/baseline/<task>-tasks.json."""
+    out/baseline/<task>-tasks.json with the settings they were found for; a file found for
+    other settings (a changed `eval_episodes` or split) is refused, not reused."""
     path = out / "baseline" / f"{name}-tasks.json"
+    task = TASKS[name]
+    wanted = heldout_settings(task)
     if not path.exists():
         from rlvr.rollout import distinct_tasks
-
-        task = TASKS[name]
 
         def first(kwargs: Mapping[str, Any]) -> list[int]:
             return distinct_tasks(task.env_id, task.eval_episodes, env_kwargs=kwargs, pin=True)
@@ -428,8 +483,26 @@ def heldout_tasks(out: Path, name: str) -> dict[str, list[int]]:
         if task.generalisation is not None:
             found["level_up"] = first(task.generalisation)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(found) + "\n")
-    return json.loads(path.read_text())
+        path.write_text(json.dumps({**found, "settings": wanted}) + "\n")
+    stored = json.loads(path.read_text())
+    if stored.pop("settings", None) != wanted:
+        raise SystemExit(
+            f"{path} was found for other held-out settings than {name}'s now: delete "
+            f"{out / 'baseline'}/{name}* to find the tasks and measure the warm start again"
+        )
+    return stored
+
+
+def heldout_settings(task: Task) -> dict[str, Any]:
+    """What decides a task's held-out set."""
+    return _jsonable(
+        {
+            "env_id": task.env_id,
+            "heldout": task.heldout,
+            "generalisation": task.generalisation,
+            "eval_episodes": task.eval_episodes,
+        }
+    )
 
 
 def self_correction(records: Sequence[Any], solved: Sequence[bool]) -> dict[str, float]:
@@ -513,6 +586,8 @@ def build_model(out: Path, name: str) -> None:
     started = time.perf_counter()
     if task.warm["kind"] == "tool":
         build_tool_model(task, folder)
+    elif task.warm["kind"] == "tool-mix":
+        build_tool_mix_model(task, folder)
     elif task.warm["kind"] == "retry":
         build_model(out, task.warm["from"])
         build_retry_model(task, model_folder(out, task.warm["from"]), folder)
@@ -539,65 +614,60 @@ def build_model(out: Path, name: str) -> None:
     print(f"built {folder} in {time.perf_counter() - started:.0f} s", flush=True)
 
 
-def build_tool_model(task: Task, folder: Path) -> None:
-    """ToolMath's warm start, in two supervised phases on whole episodes:
+class ToolDemos:
+    """What both ToolMath warm starts train from: a fresh tiny model and tokenizer, calculator
+    episodes (`calls`: the call, then the answer it gives) and direct answers (`direct`: the
+    right number in `\\boxed{}`, which a model this size cannot compute), as (ids, mask), and
+    probe prompts for the chance that a reply starts with a call. Every example starts with the
+    same system prompt (the tool's description, ~450 ids): it is run once per batch and shared,
+    as in the learners' forward."""
 
-    1. calculator episodes (the call, then the answer it gives) until *sampled* (temperature 1,
-       as RL samples) held-out accuracy reaches `tool_target`: the model learns to copy the
-       numbers into a call and the result into `\\boxed{}` without garbling a digit;
-    2. mostly direct answers in `\\boxed{}` (the right number, which a model this size cannot
-       compute; a share `direct_tool_share` of calculator episodes keeps the skill alive) at a
-       lower learning rate until greedy decoding no longer starts a reply with a call on more
-       than `greedy_calls` of the probe prompts: greedily it now answers in its head and fails;
-       sampled, it still calls often (the chance is measured and printed, ~0.3-0.4), so RL has
-       signal from its first step.
+    def __init__(self, task: Task, direct_count: int) -> None:
+        import gymnasium as gym
 
-    RL must then find that the calculator pays. The warm start's sampled and greedy figures are
-    written to `warm_start.json` beside the model. Every example starts with the same system
-    prompt (the tool's description, ~450 ids): it is run once per batch and shared, as in the
-    learners' forward.
-    """
-    import gymnasium as gym
-    import numpy as np
-    import torch
+        from rlvr.agents.hf import HFPolicy
+        from rlvr.agents.tiny import TinyModelConfig, build_model, train_tokenizer
 
-    from rlvr.agents.hf import HFPolicy
-    from rlvr.agents.tiny import TinyModelConfig, build_model, train_tokenizer
-
-    warm = task.warm
-    calculator = folder.with_name(f"{folder.name}-calculator")  # phase 1, kept: it is the slow one
-    env = gym.make(task.env_id, **dict(task.kwargs))
-    oracle = gym.make(task.env_id, **dict(task.kwargs))
-    texts = []
-    for seed in range(1_000_000, 1_000_500):
-        texts += [m["content"] for m in _script(env, oracle, seed, use_tool=True)[0]]
-    shape = TinyModelConfig(**warm.get("model", {}))
-    tokenizer = train_tokenizer(texts, shape.vocab_size)
-    policy = HFPolicy(build_model(tokenizer, shape, seed=0), tokenizer, seed=0)
-    demos = {
-        kind: [
-            _episode_ids(policy, *_script(env, oracle, seed, kind))
-            for seed in range(warm["demos"] if kind else 4000)
+        warm = task.warm
+        env = gym.make(task.env_id, **dict(task.kwargs))
+        oracle = gym.make(task.env_id, **dict(task.kwargs))
+        texts = []
+        for seed in range(1_000_000, 1_000_500):
+            texts += [m["content"] for m in _script(env, oracle, seed, use_tool=True)[0]]
+        shape = TinyModelConfig(**warm.get("model", {}))
+        tokenizer = train_tokenizer(texts, shape.vocab_size)
+        self.policy = HFPolicy(build_model(tokenizer, shape, seed=0), tokenizer, seed=0)
+        self.calls, self.direct = (
+            [_episode_ids(self.policy, *_script(env, oracle, seed, kind)) for seed in range(count)]
+            for kind, count in ((True, warm["demos"]), (False, direct_count))
+        )
+        self.probes = [
+            self.policy.encode_prompt(_script(env, oracle, seed, True)[0][:2])
+            for seed in range(900_000, 900_064)
         ]
-        for kind in (True, False)
-    }
-    probes = [
-        policy.encode_prompt(_script(env, oracle, seed, True)[0][:2])
-        for seed in range(900_000, 900_064)
-    ]
-    optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=warm["lr"])
-    rng = np.random.default_rng(0)
 
-    def train(tool_share: float, steps: int, done: Callable[[], bool], every: int) -> None:
+    def train(
+        self,
+        optimizer: Any,
+        rng: Any,
+        batch: int,
+        call_share: float,
+        steps: int,
+        done: Callable[[], bool] | None = None,
+        every: int = 100,
+    ) -> int:
+        """Up to `steps` supervised steps on batches of `batch` episodes, each a calculator
+        episode with chance `call_share`; `done` (if given) is asked every `every` steps and
+        stops it. Returns the steps taken."""
+        policy = self.policy
         policy.model.train()
         for step in range(steps):
-            if step % every == 0 and done():
-                return
-            calls = int(rng.binomial(warm["batch"], tool_share))
-            picked = [demos[True][i] for i in rng.choice(len(demos[True]), calls, replace=False)]
+            if done is not None and step % every == 0 and done():
+                return step
+            calls = int(rng.binomial(batch, call_share))
+            picked = [self.calls[i] for i in rng.choice(len(self.calls), calls, replace=False)]
             picked += [
-                demos[False][i]
-                for i in rng.choice(len(demos[False]), warm["batch"] - calls, replace=False)
+                self.direct[i] for i in rng.choice(len(self.direct), batch - calls, replace=False)
             ]
             loss = _shared_prefix_loss(policy, picked)
             optimizer.zero_grad(set_to_none=True)
@@ -605,16 +675,76 @@ def build_tool_model(task: Task, folder: Path) -> None:
             optimizer.step()
             if step % 100 == 0:
                 print(f"tool warm-start step {step}: loss {loss.item():.3f}", flush=True)
+        return steps
+
+    def save(self, task: Task, folder: Path, **extra: Any) -> None:
+        """The model, and what RL starts from (`tool_warm_figures`) in `warm_start.json`."""
+        self.policy.model.eval()
+        self.policy.save(folder)
+        figures = tool_warm_figures(task, self.policy, self.probes, self.calls) | extra
+        print(f"tool warm start: {json.dumps(figures)}", flush=True)
+        (folder / "warm_start.json").write_text(json.dumps(figures, indent=1) + "\n")
+
+
+def build_tool_mix_model(task: Task, folder: Path) -> None:
+    """ToolMath's natural warm start: one supervised phase on demonstrations of which a share
+    `call_share` use the calculator and the rest answer directly, for a fixed `steps` steps (no
+    stopping rule on what the model does). It calls on some problems and answers in its head on
+    others, as a model fine-tuned on mixed data would; RL must find which pays."""
+    import numpy as np
+    import torch
+
+    warm = task.warm
+    demos = ToolDemos(task, direct_count=warm["demos"])
+    optimizer = torch.optim.AdamW(demos.policy.trainable_parameters(), lr=warm["lr"])
+    rng = np.random.default_rng(0)
+
+    def progress() -> bool:  # printed only: the phase runs its fixed steps whatever it shows
+        judged = _quick_records(task, demos.policy, 64, 1.0)
+        called = [record for record in judged if _called_a_tool(record)]
+        right = sum(_solved(record) for record in called)
+        print(f"tool mix warm-start: sampled, {len(called)}/64 call, {right} of them right")
+        demos.policy.model.train()
+        return False
+
+    demos.train(optimizer, rng, warm["batch"], warm["call_share"], warm["steps"], progress, 250)
+    demos.save(task, folder, steps=warm["steps"])
+
+
+def build_tool_model(task: Task, folder: Path) -> None:
+    """The "recover a suppressed skill" ToolMath warm start, in two supervised phases:
+
+    1. calculator episodes until *sampled* (temperature 1, as RL samples) held-out accuracy
+       reaches `tool_target`: the model learns to copy the numbers into a call and the result
+       into `\\boxed{}` without garbling a digit;
+    2. mostly direct answers (a share `direct_tool_share` of calculator episodes keeps the skill
+       alive) at a lower learning rate until greedy decoding no longer starts a reply with a
+       call on more than `greedy_calls` of the probe prompts: greedily it now answers in its
+       head and fails; sampled, it still calls sometimes.
+
+    RL must then bring back a choice the warm start was trained out of. This is a labelled
+    experiment, not the suite's ToolMath task (`build_tool_mix_model` is): the stop of phase 2
+    is knife-edge, and "RL taught the calculator" would overstate what it shows.
+    """
+    import numpy as np
+    import torch
+
+    from rlvr.agents.hf import HFPolicy
+
+    warm = task.warm
+    calculator = folder.with_name(f"{folder.name}-calculator")  # phase 1, kept: it is the slow one
+    demos = ToolDemos(task, direct_count=4000)
+    rng = np.random.default_rng(0)
 
     def sampled_accuracy() -> bool:
-        accuracy = _quick_accuracy(task, policy, temperature=1.0)
+        accuracy = _quick_accuracy(task, demos.policy, temperature=1.0)
         print(f"tool warm-start, calculator phase: sampled accuracy {accuracy:.3f}", flush=True)
-        policy.save(calculator.with_name(f"{calculator.name}-partial"))  # to look at meanwhile
-        policy.model.train()
+        demos.policy.save(calculator.with_name(f"{calculator.name}-partial"))
+        demos.policy.model.train()
         return accuracy >= warm["tool_target"]
 
     def calls_rare() -> bool:
-        chances = _call_chances(policy, probes, demos[True])
+        chances = _call_chances(demos.policy, demos.probes, demos.calls)
         greedy = sum(greedy for _, greedy in chances) / len(chances)
         mean = sum(chance for chance, _ in chances) / len(chances)
         print(
@@ -622,23 +752,28 @@ def build_tool_model(task: Task, folder: Path) -> None:
             f"greedy calls {greedy:.3f}",
             flush=True,
         )
-        policy.model.train()
+        demos.policy.model.train()
         return greedy <= warm["greedy_calls"]
 
     if (calculator / "config.json").exists():
-        policy = HFPolicy(calculator)
+        demos.policy = HFPolicy(calculator)
     else:
-        train(1.0, warm["tool_steps"], sampled_accuracy, 100)
-        policy.model.eval()
-        policy.save(calculator)
+        optimizer = torch.optim.AdamW(demos.policy.trainable_parameters(), lr=warm["lr"])
+        demos.train(optimizer, rng, warm["batch"], 1.0, warm["tool_steps"], sampled_accuracy)
+        demos.policy.model.eval()
+        demos.policy.save(calculator)
     # a fresh optimizer: phase 2 is the same whether phase 1 ran now or was loaded
-    optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=warm["direct_lr"])
-    train(warm["direct_tool_share"], warm["direct_steps"], calls_rare, 1)  # it falls fast
-    policy.model.eval()
-    policy.save(folder)
-    figures = tool_warm_figures(task, policy, probes, demos[True])
-    print(f"tool warm start: {json.dumps(figures)}", flush=True)
-    (folder / "warm_start.json").write_text(json.dumps(figures, indent=1) + "\n")
+    optimizer = torch.optim.AdamW(demos.policy.trainable_parameters(), lr=warm["direct_lr"])
+    demos.train(
+        optimizer,
+        rng,
+        warm["batch"],
+        warm["direct_tool_share"],
+        warm["direct_steps"],
+        calls_rare,
+        every=1,  # it falls fast
+    )
+    demos.save(task, folder)
 
 
 def tool_warm_figures(
@@ -952,11 +1087,119 @@ def _episode_ids(
     return ids, mask
 
 
+# --- provenance: what a result was made from ----------------------------------------------------
+
+
+def provenance(
+    out: Path, name: str, learner: str, seed: int, budget: float, eval_every: float
+) -> dict[str, Any]:
+    """What a run's figures were made from, recorded in its result.json: the code (commit, and
+    whether the tree had uncommitted changes), the warm start's and the held-out set's
+    fingerprints, every setting of the task and the learner, the library versions and the seed.
+    The report puts in one table only runs that agree on these (`learning_suite_report`)."""
+    return {
+        **git_state(),
+        "title": TASKS[name].title,
+        "warm_start": warm_start_fingerprint(model_folder(out, name)),
+        "heldout": heldout_fingerprint(heldout_tasks(out, name)),
+        "settings": run_settings(name, learner, budget, eval_every),
+        "versions": library_versions(),
+        "seed": seed,
+    }
+
+
+def run_settings(name: str, learner: str, budget: float, eval_every: float) -> dict[str, Any]:
+    """Every setting of a run but its seed: the task's (the Task fields, env kwargs included, at
+    the budget and evaluation period it ran with, and the evaluation's sampling) and the
+    learner's (learning rate, batch geometry, algorithm fields)."""
+    import dataclasses
+
+    task = TASKS[name]
+    fields = {k: v for k, v in dataclasses.asdict(task).items() if k != "title"}
+    fields |= {"budget": budget, "eval_every": eval_every}
+    evaluation = {"seed": EVAL_SEED, "temperature": 0.0}
+    if learner.partition("@")[0] == "trl":
+        trainer: dict[str, Any] = trl_settings(learner, task.lr)
+    else:
+        trainer = our_settings(task, learner)
+    task_fields = {"name": name, **fields, "evaluation": evaluation}
+    return _jsonable({"task": task_fields, "learner": trainer})
+
+
+def git_state() -> dict[str, Any]:
+    """The commit the suite's code is at and whether tracked files differ from it (None: not a
+    git checkout)."""
+
+    def git(*arguments: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(HERE.parent), *arguments],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    changes = git("status", "--porcelain", "--untracked-files=no") if commit else None
+    return {"commit": commit, "dirty": None if changes is None else bool(changes)}
+
+
+def warm_start_fingerprint(folder: Path) -> str:
+    """A hash of a warm start's files (weights, config, tokenizer; not the build log
+    `warm_start.json`): runs share a warm start exactly when they share this."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.name != "warm_start.json":
+            digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:16]
+
+
+def heldout_fingerprint(heldout: Mapping[str, list[int]]) -> str:
+    """A hash of the held-out task indexes (and the level-up ones)."""
+    import hashlib
+
+    text = json.dumps(dict(heldout), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def library_versions() -> dict[str, str | None]:
+    """The versions of what a run's figures depend on (None: not installed)."""
+    import platform
+    from importlib import metadata
+
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for package in ("rlvr-gym", "torch", "transformers", "trl", "numpy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
+
+
+def _jsonable(value: Any) -> Any:
+    """Settings as plain JSON: dataclasses as dicts, tuples as lists, in a stable key order."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(dataclasses.asdict(value))
+    if isinstance(value, Mapping):
+        return {str(key): _jsonable(value[key]) for key in sorted(value, key=str)}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item) for item in value]
+    return value
+
+
 # --- the runs ------------------------------------------------------------------------------------
 
 
-def run_folder(out: Path, task: str, learner: str, seed: int) -> Path:
-    return out / "runs" / task / f"{learner}-s{seed}"
+def run_folder(out: Path, experiment: str, task: str, learner: str, seed: int) -> Path:
+    """Where a run of an experiment (`EXPERIMENTS`, or `custom`) keeps its result and model."""
+    return out / "runs" / experiment / task / f"{learner}-s{seed}"
 
 
 def run_worker(args: argparse.Namespace) -> None:
@@ -973,23 +1216,32 @@ def run_worker(args: argparse.Namespace) -> None:
     if args.worker == "baseline":
         write_baseline(out, args.task)
         return
-    folder = run_folder(out, args.task, args.worker, args.seed)
+    folder = run_folder(out, args.experiment, args.task, args.worker, args.seed)
     folder.mkdir(parents=True, exist_ok=True)
     task = TASKS[args.task]
     args.budget = task.budget if args.budget is None else args.budget
     args.eval_every = task.eval_every if args.eval_every is None else args.eval_every
+    baseline = load_baseline(out, args.task)
+    # before the run: the code and the warm start it starts from
+    origin = provenance(out, args.task, args.worker, args.seed, args.budget, args.eval_every)
     run = run_trl if args.worker.partition("@")[0] == "trl" else run_ours
     result = run(args, task, folder)
-    baseline = json.loads((out / "baseline" / f"{args.task}.json").read_text())
-    result |= {"task": args.task, "learner": args.worker, "seed": args.seed}
+    result |= {
+        "experiment": args.experiment,
+        "task": args.task,
+        "learner": args.worker,
+        "seed": args.seed,
+    }
     result["before"] = baseline["figures"]
     result["curve"].insert(0, {"cpu": 0.0, "wall": 0.0, "step": 0, **baseline["figures"]})
     result["load"] = os.getloadavg()[0]
+    result["provenance"] = origin | {"baseline_repeat_identical": baseline["repeat_identical"]}
     (folder / "result.json").write_text(json.dumps(result, indent=1) + "\n")
 
 
 def write_baseline(out: Path, name: str) -> None:
-    """The warm start's held-out figures, measured twice: the two must agree exactly."""
+    """The warm start's held-out figures, measured twice: the two must agree exactly. The record
+    names the warm start and the held-out set it was measured on (`load_baseline` checks)."""
     from rlvr.agents.hf import HFPolicy
 
     task = TASKS[name]
@@ -1000,10 +1252,34 @@ def write_baseline(out: Path, name: str) -> None:
     folder = out / "baseline"
     folder.mkdir(parents=True, exist_ok=True)
     same = first["fingerprint"] == second["fingerprint"]
-    record = {"figures": first, "repeat_identical": same, "repeat_accuracy": second["accuracy"]}
+    record = {
+        "figures": first,
+        "repeat_identical": same,
+        "repeat_accuracy": second["accuracy"],
+        "warm_start": warm_start_fingerprint(model_folder(out, name)),
+        "heldout": heldout_fingerprint(heldout),
+    }
     (folder / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
     if not same:
         raise SystemExit(f"{name}: two evaluations of the same weights differ")
+
+
+def load_baseline(out: Path, name: str) -> dict[str, Any]:
+    """The warm start's measured figures, refused when the model or the held-out set changed
+    since they were measured (a rebuilt warm start must be measured again)."""
+    path = out / "baseline" / f"{name}.json"
+    record = json.loads(path.read_text())
+    now = {
+        "warm_start": warm_start_fingerprint(model_folder(out, name)),
+        "heldout": heldout_fingerprint(heldout_tasks(out, name)),
+    }
+    for key, value in now.items():
+        if record.get(key) != value:
+            raise SystemExit(
+                f"{path} was measured on another {key.replace('_', ' ')} than {name}'s now: "
+                f"delete it to measure it again"
+            )
+    return record
 
 
 class Budget:
@@ -1023,12 +1299,8 @@ class Budget:
 
 
 def run_ours(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any]:
-    import dataclasses
-
-    settings = learner_settings(args.worker, task.lr)
+    settings = our_settings(task, args.worker)
     stages = settings.pop("stages", ONE_STAGE)
-    if settings["algo"] == "grpo":
-        settings["grpo"] = dataclasses.replace(settings["grpo"], **task.grpo)
     heldout = heldout_tasks(Path(args.out), args.task)
     budget, curve = Budget(), []
     next_eval = args.eval_every
@@ -1169,6 +1441,53 @@ def split_learners(text: str) -> list[str]:
     return learners
 
 
+# --- the experiments: what docs/agents.md shows ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A named set of runs, one table of docs/agents.md: its results are stored in
+    benchmarks/results/learning_suite/<name>/ (`--store`), and the report draws it only when
+    every (task, learner, seed) listed here is stored."""
+
+    tasks: tuple[str, ...]
+    seeds: tuple[int, ...]
+    learners: tuple[str, ...] = ("grpo", "ppo", "trl")
+    budget: float | None = None
+    """Training CPU seconds per run (None: each task's `Task.budget`)."""
+    eval_every: float | None = None
+    """Training CPU seconds between held-out evaluations (None: each task's `Task.eval_every`)."""
+
+
+CUSTOM = "custom"
+"""The experiment name of runs made without `--experiment` (never stored)."""
+# The seeds of the published tables: none was used to tune a task, a warm start or a learner
+# (tuning runs use seeds 0-2). 11-15 are the seeds an outsider re-ran the suite on (issue 27).
+FRESH_SEEDS = (11, 12, 13, 14, 15)
+EXPERIMENTS: dict[str, Experiment] = {
+    # the math comparison at three training budgets: does a lead survive longer training?
+    "math-30": Experiment(("math",), FRESH_SEEDS, budget=30.0, eval_every=15.0),
+    "math-120": Experiment(("math",), FRESH_SEEDS, budget=120.0, eval_every=30.0),
+    # three seeds: a 300 s run is ten times a 30 s one on this 2-core machine
+    "math-300": Experiment(("math",), FRESH_SEEDS[:3], budget=300.0, eval_every=60.0),
+    # SCoRe's recipe (`grpo-score`, tuned on seeds 0-2) beside our GRPO, PPO and TRL
+    "selfcorrect": Experiment(
+        ("selfcorrect",), FRESH_SEEDS, learners=("grpo", "grpo-score", "ppo", "trl")
+    ),
+    "toolmath": Experiment(("toolmath",), FRESH_SEEDS),
+    # labelled: RL brings back a choice the warm start was trained out of
+    "toolmath-suppressed": Experiment(("toolmath-suppressed",), FRESH_SEEDS),
+    "sql": Experiment(("sql",), FRESH_SEEDS),
+    "ablation": Experiment(
+        ("math",),
+        (0, 1, 2),
+        learners=("grpo", "grpo-base", "grpo-overlong", "grpo-curriculum"),
+        budget=30.0,
+        eval_every=15.0,
+    ),
+}
+
+
 # --- the schedule --------------------------------------------------------------------------------
 
 
@@ -1196,6 +1515,8 @@ def spawn(args: argparse.Namespace, worker: str, task: str, seed: int = 0) -> bo
         str(seed),
         "--out",
         args.out,
+        "--experiment",
+        args.experiment,
         "--budget",
         str(args.budget if args.budget is not None else TASKS[task].budget),
         "--eval-every",
@@ -1205,53 +1526,183 @@ def spawn(args: argparse.Namespace, worker: str, task: str, seed: int = 0) -> bo
     return subprocess.run(command, env=env).returncode == 0
 
 
+def plan(args: argparse.Namespace) -> tuple[list[str], list[str], list[int]]:
+    """The tasks, learners and seeds to run (or report): the experiment's, or the part of it
+    that --tasks, --learners and --seeds pick; without --experiment, those flags or the
+    defaults. Sets args.budget and args.eval_every from the experiment."""
+    if args.experiment not in (None, CUSTOM, *EXPERIMENTS):
+        raise SystemExit(
+            f"unknown experiment {args.experiment!r}: choose from {', '.join(EXPERIMENTS)}, "
+            f"or add it to EXPERIMENTS"
+        )
+    experiment = EXPERIMENTS.get(args.experiment)
+    defaults = (
+        (list(DEFAULT_TASKS), ["grpo", "ppo", "trl"], [0, 1, 2])
+        if experiment is None
+        else (list(experiment.tasks), list(experiment.learners), list(experiment.seeds))
+    )
+    tasks = args.tasks.split(",") if args.tasks else defaults[0]
+    learners = split_learners(args.learners) if args.learners else defaults[1]
+    try:
+        seeds = [int(seed) for seed in args.seeds.split(",")] if args.seeds else defaults[2]
+    except ValueError:
+        raise SystemExit(f"--seeds {args.seeds!r}: give integers separated by commas") from None
+    unknown = [task for task in tasks if task not in TASKS]
+    if unknown:
+        raise SystemExit(f"unknown task(s) {unknown}: choose from {', '.join(TASKS)}")
+    if experiment is not None:
+        for flag, picked, allowed in (
+            ("--tasks", tasks, defaults[0]),
+            ("--learners", learners, defaults[1]),
+            ("--seeds", seeds, defaults[2]),
+        ):
+            outside = [value for value in picked if value not in allowed]
+            if outside:
+                raise SystemExit(
+                    f"{flag} {outside} are not in experiment {args.experiment} ({allowed}): "
+                    f"pick a part of it, or add an experiment to EXPERIMENTS"
+                )
+        if args.budget is not None or args.eval_every is not None:
+            raise SystemExit(
+                f"experiment {args.experiment} sets the budget ({experiment.budget}) and "
+                f"--eval-every ({experiment.eval_every}): drop --budget/--eval-every"
+            )
+        args.budget, args.eval_every = experiment.budget, experiment.eval_every
+    return tasks, learners, seeds
+
+
+def check_resumable(path: Path, expected: Mapping[str, Any]) -> None:
+    """A finished run is kept (the suite resumes) only when it was made with the settings, warm
+    start and held-out set it would be made with now."""
+    from learning_suite_results import first_difference
+
+    made = json.loads(path.read_text()).get("provenance")
+    if made is None:
+        raise SystemExit(
+            f"{path} has no provenance (made before results recorded it): use another --out"
+        )
+    for key, value in expected.items():
+        where = first_difference(made.get(key), value, key)
+        if where is not None:
+            raise SystemExit(
+                f"{path} was made with another {where} than this command would use: "
+                f"use another --out or --experiment, or delete the run to redo it"
+            )
+
+
+def run_all(
+    args: argparse.Namespace, tasks: list[str], learners: list[str], seeds: list[int]
+) -> None:
+    """Build the warm starts and baselines, then every run not yet finished."""
+    import rlvr  # noqa: F401  (registers the environments)
+
+    out = Path(args.out)
+    for task in tasks:
+        built = (model_folder(out, task) / "config.json").exists()
+        if not built and not spawn(args, "build", task):
+            raise SystemExit(f"building the {task} model failed")
+        measured = (out / "baseline" / f"{task}.json").exists()
+        if not measured and not spawn(args, "baseline", task):
+            raise SystemExit(f"the {task} baseline failed")
+    if args.prepare_only:
+        return
+    for task, learner, seed in schedule(tasks, learners, seeds):
+        budget = args.budget if args.budget is not None else TASKS[task].budget
+        every = args.eval_every if args.eval_every is not None else TASKS[task].eval_every
+        result = run_folder(out, args.experiment, task, learner, seed) / "result.json"
+        if result.exists():
+            expected = {
+                "settings": run_settings(task, learner, budget, every),
+                "warm_start": warm_start_fingerprint(model_folder(out, task)),
+                "heldout": heldout_fingerprint(heldout_tasks(out, task)),
+            }
+            check_resumable(result, expected)
+            continue
+        print(f"run {task} {learner} seed {seed} (load {os.getloadavg()[0]:.1f})", flush=True)
+        if not spawn(args, learner, task, seed):  # the others still run; rerun resumes
+            print(f"run {task} {learner} seed {seed} FAILED", flush=True)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--task", help=argparse.SUPPRESS)
-    parser.add_argument("--tasks", default=",".join(TASKS))
-    parser.add_argument("--learners", default="grpo,ppo,trl")
-    parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--experiment",
+        help=f"a named experiment ({', '.join(EXPERIMENTS)}): its tasks, learners, seeds and "
+        "budget; --tasks, --learners, --seeds then pick a part of it",
+    )
+    parser.add_argument(
+        "--tasks",
+        help=f"comma-separated, of {', '.join(TASKS)} (default: {', '.join(DEFAULT_TASKS)})",
+    )
+    parser.add_argument(
+        "--learners",
+        help="comma-separated: grpo, ppo, trl, or a variant (grpo-base, grpo-ds, grpo-overlong, "
+        "grpo-curriculum; grpo-score and ppo-score train in SCoRe's stages), each optionally "
+        "NAME@lr=X,group=G,prompts=P,temp=T (GRPO also mu=M; a SCoRe learner also share, pin1, "
+        "pin2, bonus, pg1) (default: grpo,ppo,trl)",
+    )
+    parser.add_argument("--seeds", help="comma-separated integers (default: 0,1,2)")
     parser.add_argument(
         "--budget", type=float, help="training CPU seconds per run (default: each task's own)"
     )
     parser.add_argument(
-        "--eval-every", type=float, help="training CPU seconds (default: each task's own)"
+        "--eval-every",
+        type=float,
+        help="training CPU seconds between held-out evaluations (default: each task's own)",
     )
-    parser.add_argument("--out", default="runs/bench/suite")
-    parser.add_argument("--report-only", action="store_true", help="redo the table and plot")
-    parser.add_argument("--prepare-only", action="store_true", help="build models, baselines")
-    parser.add_argument("--docs", help="also copy the plot here (e.g. docs/agents_suite.png)")
+    parser.add_argument(
+        "--out",
+        default="runs/bench/suite",
+        help="models, baselines and runs (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="no runs: the table and plot of the runs in --out (into --out/reports/<experiment>, "
+        "named -partial while runs are missing)",
+    )
+    parser.add_argument(
+        "--prepare-only", action="store_true", help="only build the warm starts and baselines"
+    )
+    parser.add_argument(
+        "--store",
+        action="store_true",
+        help="no runs: copy the experiment's finished results (per-run summaries, no models) "
+        "from --out into --results, for the docs (learning_suite_report.py --docs)",
+    )
+    parser.add_argument(
+        "--results",
+        default=str(HERE / "results" / "learning_suite"),
+        help="stored results (default: benchmarks/results/learning_suite)",
+    )
     args = parser.parse_args()
     if args.worker:
+        args.experiment = args.experiment or CUSTOM
         run_worker(args)
         return
-    tasks, learners = args.tasks.split(","), split_learners(args.learners)
-    seeds = [int(seed) for seed in args.seeds.split(",")]
-    out = Path(args.out)
-    if not args.report_only:
-        import rlvr  # noqa: F401  (registers the environments)
+    sys.path.insert(0, str(HERE))
+    import learning_suite_report as report
+    import learning_suite_results as results
 
-        for task in tasks:
-            built = (model_folder(out, task) / "config.json").exists()
-            if not built and not spawn(args, "build", task):
-                raise SystemExit(f"building the {task} model failed")
-            measured = (out / "baseline" / f"{task}.json").exists()
-            if not measured and not spawn(args, "baseline", task):
-                raise SystemExit(f"the {task} baseline failed")
+    tasks, learners, seeds = plan(args)
+    args.experiment = args.experiment or CUSTOM
+    if args.store:
+        if args.experiment == CUSTOM:
+            raise SystemExit("--store needs --experiment: only named experiments are stored")
+        results.run_cli(lambda: results.store(Path(args.out), args.experiment, Path(args.results)))
+        return
+    if not args.report_only:
+        run_all(args, tasks, learners, seeds)
         if args.prepare_only:
             return
-        for task, learner, seed in schedule(tasks, learners, seeds):
-            if (run_folder(out, task, learner, seed) / "result.json").exists():
-                continue
-            print(f"run {task} {learner} seed {seed} (load {os.getloadavg()[0]:.1f})", flush=True)
-            if not spawn(args, learner, task, seed):  # the others still run; rerun resumes
-                print(f"run {task} {learner} seed {seed} FAILED", flush=True)
-    sys.path.insert(0, str(HERE))
-    from learning_suite_report import report
-
-    report(out, tasks, learners, seeds, docs=args.docs)
+    results.run_cli(
+        lambda: report.report_runs(Path(args.out), args.experiment, tasks, learners, seeds)
+    )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,10 @@
 - Gymnasium's `check_env` on the unwrapped env (spaces, reset/step signatures, seeding);
 - the oracle's reply (the gold answer) earns a return of exactly 1.0;
 - empty, junk and evasive replies earn 0 and are never infrastructure errors;
+- deep and long-chain text at every reader (`rlvr.envs.deep_text.nasty_replies()`: unary,
+  attribute and operator chains, nested brackets, JSON, tags, subqueries, in every shape a
+  reader looks at) and replies claiming our machinery failed are verdicts: the step raises
+  nothing, the reward is in [0, 1] and `info["infra_error"]` stays False;
 - every reward is a float in [0, 1] and `info` carries the standard keys;
 - the same seed and the same replies give the same episode, `info` included;
 - `options={"task_index": i}` pins a task; a non-`str` action raises `TypeError` and costs no turn.
@@ -17,6 +21,8 @@ from typing import TYPE_CHECKING, Any, cast
 import gymnasium as gym
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from gymnasium.utils.env_checker import data_equivalence
+
+from rlvr.envs.deep_text import FORGED_INFRA_REPLIES, nasty_replies
 
 if TYPE_CHECKING:
     from rlvr.envs.core import TextEnv
@@ -44,6 +50,11 @@ def check_env(env: gym.Env, *, seeds: Sequence[int] = (0, 1, 2), max_turns: int 
                 check(env, seed, max_turns)
             except Exception as exc:
                 problems.append(f"seed {seed}: {name}: {type(exc).__name__}: {exc}")
+    for name, check in _ONCE_CHECKS:  # slower, and no more telling under another seed
+        try:
+            check(env, seeds[0], max_turns)
+        except Exception as exc:
+            problems.append(f"seed {seeds[0]}: {name}: {type(exc).__name__}: {exc!s:.500}")
     if problems:
         env_id = env.spec.id if env.spec is not None else type(base).__name__
         raise EnvCheckError(
@@ -56,8 +67,11 @@ def check_env(env: gym.Env, *, seeds: Sequence[int] = (0, 1, 2), max_turns: int 
 Reply = Callable[[gym.Env], str]
 
 
-def _play(env: gym.Env, seed: int, reply: Reply, max_turns: int) -> list[tuple]:
-    """Run one episode, returning [(obs, info), (obs, reward, terminated, truncated, info), ...]."""
+def _play(
+    env: gym.Env, seed: int, reply: Reply, max_turns: int, must_end: bool = True
+) -> list[tuple]:
+    """Run one episode, returning [(obs, info), (obs, reward, terminated, truncated, info), ...]
+    (only its first `max_turns` steps when it need not end in them: `must_end=False`)."""
     obs, info = env.reset(seed=seed)
     _check_info(info, INFO_KEYS_RESET)
     trajectory: list[tuple] = [(obs, info)]
@@ -70,6 +84,8 @@ def _play(env: gym.Env, seed: int, reply: Reply, max_turns: int) -> list[tuple]:
         trajectory.append(step)
         if terminated or truncated:
             return trajectory
+    if not must_end:
+        return trajectory
     raise AssertionError(f"episode did not end within {max_turns} turns")
 
 
@@ -110,6 +126,23 @@ def check_junk_scores_zero(env: gym.Env, seed: int, max_turns: int) -> None:
             raise AssertionError(f"the reply {junk[:60]!r} earned {total}, expected 0")
         if any(step[4]["infra_error"] for step in trajectory[1:]):
             raise AssertionError(f"the reply {junk[:60]!r} caused an infrastructure error")
+
+
+def check_nasty_replies_are_verdicts(env: gym.Env, seed: int, max_turns: int) -> None:
+    for reply in (*nasty_replies(), *FORGED_INFRA_REPLIES):
+        try:
+            # A tool env may answer a malformed call and wait for the next reply: the same reply
+            # again and again need not end the episode, only never raise.
+            trajectory = _play(env, seed, _always(reply), max_turns, must_end=False)
+        except Exception as exc:
+            raise AssertionError(
+                f"the reply {reply[:50]!r} ({len(reply)} characters) raised "
+                f"{type(exc).__name__}: {exc!s:.300}"
+            ) from exc
+        if any(step[4]["infra_error"] for step in trajectory[1:]):
+            raise AssertionError(
+                f"the reply {reply[:50]!r} ({len(reply)} characters) caused an infrastructure error"
+            )
 
 
 def _always(reply: str) -> Reply:
@@ -166,4 +199,7 @@ _CHECKS: tuple[tuple[str, Callable[[gym.Env, int, int], None]], ...] = (
     ("same seed, same episode", check_same_seed_same_episode),
     ("task pinning", check_task_pinning),
     ("bad action type", check_bad_action_type),
+)
+_ONCE_CHECKS: tuple[tuple[str, Callable[[gym.Env, int, int], None]], ...] = (
+    ("deep text is a verdict", check_nasty_replies_are_verdicts),
 )

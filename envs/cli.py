@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
+
+from rlvr.config import Seed, flag_type
 
 
 def add_commands(subparsers: Any) -> None:
@@ -18,8 +20,12 @@ def add_commands(subparsers: Any) -> None:
 
     play = subparsers.add_parser("play", help="play an environment in the terminal")
     play.add_argument("env_id", help="e.g. rlvr/Math-v0")
-    play.add_argument("--seed", type=int, default=None, help="seed of the first episode")
-    play.add_argument("--kwargs", type=json.loads, default={}, help="env kwargs as JSON")
+    play.add_argument(
+        "--seed", type=flag_type(Seed), default=None, help="seed of the first episode"
+    )
+    play.add_argument(
+        "--kwargs", type=flag_type(Mapping[str, Any]), default={}, help="env kwargs as JSON"
+    )
     play.set_defaults(func=play_env)
 
 
@@ -64,12 +70,19 @@ def list_envs(args: argparse.Namespace) -> int:
 def play_env(args: argparse.Namespace) -> int:
     """Show each observation, read the reply (end it with a line holding only '.')."""
     import rlvr  # noqa: F401
+    from rlvr.envs.errors import EnvError
+    from rlvr.envs.multiagent import make
     from rlvr.envs.multiagent import registry as multiagent_registry
 
+    multiagent = args.env_id in multiagent_registry
+    try:  # an unknown id or bad kwargs: one line, not a traceback
+        env = (make if multiagent else gym.make)(args.env_id, **args.kwargs)
+    except (gym.error.Error, EnvError, TypeError, ValueError) as exc:
+        print(f"error: {args.env_id}: {exc}", file=sys.stderr)
+        return 1
     print("Type your reply; end it with a line holding only '.'. Commands: /new, /quit.\n")
-    if args.env_id in multiagent_registry:
-        return play_multiagent(args)
-    env = gym.make(args.env_id, **args.kwargs)
+    if multiagent:
+        return play_multiagent(env, args.seed)
     seed = args.seed
     try:
         while True:
@@ -91,12 +104,8 @@ def play_env(args: argparse.Namespace) -> int:
         env.close()
 
 
-def play_multiagent(args: argparse.Namespace) -> int:
+def play_multiagent(env: Any, seed: int | None) -> int:
     """Play every seat of a multi-agent env in turn: each agent's observation, then its reply."""
-    from rlvr.envs.multiagent import make
-
-    env = make(args.env_id, **args.kwargs)
-    seed = args.seed
     try:
         while True:
             env.reset(seed=seed)

@@ -8,7 +8,6 @@ HuggingFace `datasets` with a field mapping.
 from __future__ import annotations
 
 import ast
-import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -17,6 +16,7 @@ from typing import Any
 from rlvr.envs import options, services
 from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import DatasetError, EnvConfigError
+from rlvr.envs.jsonfiles import JSONReadError, parse_json
 from rlvr.envs.judge import TaskJudge
 from rlvr.envs.options import (
     declare,
@@ -30,9 +30,16 @@ from rlvr.envs.options import (
     tasks_argument,
     text,
 )
-from rlvr.envs.tasks import ListSource, TaskSource, load_hf_dataset, load_jsonl
+from rlvr.envs.tasks import (
+    ListSource,
+    TaskSource,
+    load_hf_dataset,
+    load_jsonl,
+    lone_surrogate,
+)
 from rlvr.sandboxes import Executor
-from rlvr.verifiers.code.spec import CodeTests
+from rlvr.verifiers.code.extract import parse_python
+from rlvr.verifiers.code.spec import CodeTests, compile_error
 from rlvr.verifiers.code.verifier import UnitTestConfig, UnitTestVerifier
 from rlvr.verifiers.types import Task, TaskFormatError
 
@@ -250,6 +257,7 @@ def humaneval_task(task: Task) -> Task:
         setup=context,
         reference=stub + solution if isinstance(solution, str) else None,
     )
+    _check_syntax(tests, task)
     prompt = f"Complete this Python function:\n```python\n{stub.rstrip()}\n```\n\n{INSTRUCTIONS}"
     return Task(task.id, prompt, tests.to_answer(), {**meta, "family": "code"})
 
@@ -269,6 +277,7 @@ def mbpp_task(task: Task) -> Task:
         raise DatasetError(f"{task.id}: test_list must be a non-empty list of assert statements")
     entry_point, signature = _tested_function(code, asserts, task.id)
     tests = CodeTests(entry_point=entry_point, asserts=tuple(asserts), setup=setup, reference=code)
+    _check_syntax(tests, task)
     prompt = (
         f"{task.prompt.strip()}\n\nUse this signature:\n```python\n{signature}\n```\n\n"
         f"{INSTRUCTIONS}"
@@ -281,13 +290,17 @@ def cases_task(task: Task) -> Task:
     answer = task.answer
     if isinstance(answer, str):
         try:
-            answer = json.loads(answer)
-        except ValueError as exc:
+            answer = parse_json(answer, multiline=True)
+        except JSONReadError as exc:
             raise DatasetError(f"{task.id}: the answer is not JSON: {exc}") from None
+        surrogate = lone_surrogate(answer)  # the row's check saw only the escapes' text
+        if surrogate is not None:
+            raise DatasetError(f"{task.id}: the answer holds a lone surrogate {surrogate}: no text")
     try:
-        CodeTests.from_answer(answer, task.id)
+        tests = CodeTests.from_answer(answer, task.id)
     except TaskFormatError as exc:
         raise DatasetError(str(exc)) from None
+    _check_syntax(tests, task)
     return Task(task.id, task.prompt, answer, {**task.metadata, "family": "code"})
 
 
@@ -350,6 +363,15 @@ def load_code_dataset(
     return _convert(source, style)
 
 
+def _check_syntax(tests: CodeTests, task: Task) -> None:
+    """Refuse a task whose tests or reference solution do not compile, at load (a DatasetError
+    naming the line), rather than on every reply or in the oracle and `rlvr audit`."""
+    try:
+        tests.check_syntax(task.id)
+    except TaskFormatError as exc:
+        raise DatasetError(str(exc)) from None
+
+
 def _require(value: Any, task: Task, name: str) -> Any:
     if not isinstance(value, str) or not value.strip():
         raise DatasetError(f"{task.id}: missing or empty field {name!r}")
@@ -359,9 +381,8 @@ def _require(value: Any, task: Task, name: str) -> Any:
 def _prompt_context(code: str, entry_point: str) -> str:
     """The top-level statements of a HumanEval prompt but the entry point's stub: its imports and
     the helpers it defines. Nothing if the prompt does not parse."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
+    tree = parse_python(code)
+    if tree is None:
         return ""
     lines = code.splitlines()
     kept = []
@@ -378,10 +399,10 @@ def _prompt_context(code: str, entry_point: str) -> str:
 
 def _tested_function(code: str, asserts: list[str], task_id: str) -> tuple[str, str]:
     """The function of `code` that the asserts call, and its `def` line."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError as exc:
-        raise DatasetError(f"{task_id}: the reference code does not parse: {exc}") from None
+    tree = parse_python(code)
+    if tree is None:
+        why = compile_error(code, "reference") or "not Python this interpreter parses"
+        raise DatasetError(f"{task_id}: the reference code does not parse: {why}")
     called = set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", " ".join(asserts)))
     lines = code.splitlines()
     for node in tree.body:

@@ -48,16 +48,26 @@ def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
         raise _unreadable(exc) from None
 
 
-def parse_json(data: bytes | str, *, multiline: bool = False) -> Any:
+def parse_json(
+    data: bytes | str, *, multiline: bool = False, unique_keys: bool = False, allow_nan: bool = True
+) -> Any:
     """The JSON value of `data` (UTF-8 bytes or text), or `JSONReadError` saying what is wrong.
 
     `multiline`: `data` is a whole file, so positions are given as line and column; otherwise
-    it is one line of a JSON-lines file, and positions are columns.
+    it is one line of a JSON-lines file, and positions are columns. `unique_keys`: an object
+    naming a key twice is an error (`json.loads` keeps the last, other readers the first: a
+    file meant to be checked must not say two things). `allow_nan=False` refuses Python's
+    extensions NaN, Infinity and -Infinity (JSON itself has no such numbers; files this package
+    writes may hold them, input a user gives should not).
     """
     if isinstance(data, bytes):
-        data = _decode(data, multiline)
+        data = decode_utf8(data, multiline)
     try:
-        value = json.loads(data)
+        value = json.loads(
+            data,
+            object_pairs_hook=_unique_object if unique_keys else None,
+            parse_constant=None if allow_nan else _refuse_constant,
+        )
     except json.JSONDecodeError as exc:
         if multiline:
             message = f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
@@ -68,18 +78,24 @@ def parse_json(data: bytes | str, *, multiline: bool = False) -> Any:
         raise JSONReadError(_too_deep()) from None
     except ValueError as exc:  # e.g. an integer of more digits than Python converts
         raise JSONReadError(f"invalid JSON ({exc})") from None
-    if _depth_exceeds(value, MAX_DEPTH):
+    if depth_exceeds(value, MAX_DEPTH):
         raise JSONReadError(_too_deep())
     return value
 
 
-def read_json_file(path: str | os.PathLike[str]) -> Any:
-    """The JSON value of a whole file (a leading BOM is no error); `JSONReadError` if bad."""
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number; give a finite number")
+
+
+def read_json_file(path: str | os.PathLike[str], *, unique_keys: bool = False) -> Any:
+    """The JSON value of a whole file (a leading BOM is no error); `JSONReadError` if bad
+    (`unique_keys`: as `parse_json`'s)."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise _unreadable(exc) from None
-    return parse_json(data[len(_BOM) :] if data.startswith(_BOM) else data, multiline=True)
+    text = data[len(_BOM) :] if data.startswith(_BOM) else data
+    return parse_json(text, multiline=True, unique_keys=unique_keys)
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
@@ -101,7 +117,9 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     return path
 
 
-def _decode(data: bytes, multiline: bool) -> str:
+def decode_utf8(data: bytes, multiline: bool = True) -> str:
+    """`data` as UTF-8 text, or `JSONReadError` naming the first bad byte and where it is (line
+    and column when `multiline`, else the column)."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -116,6 +134,17 @@ def _decode(data: bytes, multiline: bool) -> str:
         ) from None
 
 
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {key!r} appears twice in one object")
+            seen.add(key)
+    return value
+
+
 def _unreadable(exc: OSError | EOFError) -> JSONReadError:
     reason = getattr(exc, "strerror", None) or exc or type(exc).__name__
     return JSONReadError(f"cannot read the file ({reason})")
@@ -125,7 +154,7 @@ def _too_deep() -> str:
     return f"JSON nested more than {MAX_DEPTH} levels deep"
 
 
-def _depth_exceeds(value: Any, limit: int) -> bool:
+def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether arrays/objects in `value` nest more than `limit` levels (without recursing)."""
     pending = [(value, 1)]
     while pending:

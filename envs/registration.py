@@ -16,6 +16,7 @@ from rlvr.builtin_envs import (  # noqa: F401 (re-exported: the table's former h
     BUILTIN_ENVS,
     DISABLE_PASSIVE_CHECKER,
     MULTIAGENT_ENVS,
+    RETIRED_MULTIAGENT_IDS,
     SELF_CORRECT_VARIANTS,
     EnvEntry,
     multiagent_env_ids,

@@ -109,6 +109,7 @@ def _row_to_task(
 ) -> Task:
     if not isinstance(row, Mapping):
         raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
+    check_text(row, where)
     values: dict[str, Any] = {}
     for ours in ("prompt", "answer", "id"):
         theirs = fields.get(ours, ours)
@@ -139,6 +140,36 @@ def _row_to_task(
         return Task.from_dict(values)
     except TaskFormatError as exc:
         raise DatasetError(f"{where}: {exc}") from None
+
+
+def check_text(row: Mapping[str, Any], where: str) -> None:
+    """Refuse a dataset row with a lone surrogate in any field (`DatasetError` naming it)."""
+    for column, value in row.items():
+        surrogate = lone_surrogate((column, value))
+        if surrogate is not None:
+            raise DatasetError(
+                f"{where}: field {column!r} holds a lone surrogate {surrogate}, which is no text "
+                "(a \\ud800-\\udfff escape without its pair): fix or drop it"
+            )
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate among the strings of `value` (nested lists and mappings, keys
+    included), escaped, or None. JSON's `\\ud800` decodes to one, but no text holds it: it cannot
+    be encoded, so a tokenizer, a sandbox's stdin or a parquet file would fail on it later."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return repr(item[exc.start])
+        elif isinstance(item, Mapping):
+            pending += [*item.keys(), *item.values()]
+        elif isinstance(item, (list, tuple)):
+            pending += item
+    return None
 
 
 def _is_plain(value: Any) -> bool:

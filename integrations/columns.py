@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rlvr.integrations.errors import IntegrationConfigError
-from rlvr.verifiers.types import Task
+from rlvr.verifiers.types import Task, TaskFormatError
 
 if TYPE_CHECKING:
     from rlvr.envs.core import TextEnv
@@ -59,14 +59,18 @@ def decode_task(row: Mapping[str, Any]) -> Task:
             f"the task columns {list(TASK_COLUMNS)}"
         )
     task_id = row["task_id"]
-    try:
+    try:  # json.loads, not a depth-checked reader: this runs per reward (load_tasks checks more)
         answer = json.loads(row["answer"])
         metadata = json.loads(row["metadata"])
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise IntegrationConfigError(
-            f"task {task_id!r}: the answer and metadata columns must be JSON text: {exc}"
+            f"task {task_id!r:.80}: the answer and metadata columns must be JSON text: {why}"
         ) from None
-    return Task(id=task_id, prompt=row["task_prompt"], answer=answer, metadata=metadata)
+    try:
+        return Task(id=task_id, prompt=row["task_prompt"], answer=answer, metadata=metadata)
+    except TaskFormatError as exc:
+        raise IntegrationConfigError(f"not a task: {exc}") from None
 
 
 def _exact_json(value: Any, what: str) -> str:

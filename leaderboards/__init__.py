@@ -11,6 +11,7 @@ Depends on the envs and the agents' `Policy` protocol only (never on torch).
 from rlvr.leaderboards.arena import ArenaResult, ArenaSuite, load_arena, run_arena
 from rlvr.leaderboards.compare import check_comparable, differences, rank, stale_results
 from rlvr.leaderboards.errors import (
+    InvalidResultError,
     LeaderboardError,
     NotComparableError,
     ResultFileError,
@@ -28,6 +29,7 @@ __all__ = [
     "ArenaSuite",
     "BenchResult",
     "EnvResult",
+    "InvalidResultError",
     "LeaderboardError",
     "NotComparableError",
     "ResultFileError",

@@ -7,13 +7,17 @@ equally often) through the episode loop's `rlvr.rollout.play_match`. A game scor
 that earned more, 1/2 for equal, 0 for less; a game with an infrastructure error counts for
 nobody.
 
-Ratings are the Bradley-Terry maximum-likelihood fit of all games, on the Elo scale (a 400-point
-gap is 10:1 odds) with the agents' mean at 1500, and a percentile interval from a parametric
-bootstrap: each pair's games are drawn again from the fitted ratings' odds and the ratings
-refitted, `resamples` times, from a generator seeded by the suite (resampling the games played
-would give an agent that won every game an interval of zero width). An `ArenaResult` is stored
-in the result store next to the single-agent results (`ResultStore.add_arena`) and shown on the
-HTML page.
+Ratings are Bayesian, on the Elo scale (a 400-point gap is 10:1 odds): the Bradley-Terry model of
+all games, a draw counting half a win each way, with a Gaussian prior on every rating (mean 1500,
+standard deviation `PRIOR_SD` = 400). The rating is the posterior's mode; its interval is the
+central interval of the Gaussian (Laplace) approximation of the posterior at the mode: the mode
+plus or minus z standard deviations, from the inverse of the log posterior's curvature. A
+maximum-likelihood fit gives an agent that won every game an infinite rating (any higher rating
+explains a perfect record better), so some prior is needed; the Gaussian one keeps the rating
+finite and its interval around it on both sides, where a bootstrap put a perfect record's rating
+on the edge of its own interval (every resample it won again refitted to the same, highest,
+rating). An `ArenaResult` is stored in the result store next to the single-agent results
+(`ResultStore.add_arena`) and shown on the HTML page.
 """
 
 from __future__ import annotations
@@ -22,23 +26,44 @@ import hashlib
 import itertools
 import json
 import math
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
 from rlvr.agents.policy import Policy, SamplingParams
-from rlvr.leaderboards.errors import LeaderboardError, SuiteError
+from rlvr.leaderboards.errors import InvalidResultError, LeaderboardError, SuiteError
+from rlvr.leaderboards.fields import (
+    FieldError,
+    array,
+    count,
+    number,
+    optional_count,
+    table,
+    text,
+)
+from rlvr.leaderboards.suites import parse_toml, read_suite_file
 
 ELO_SCALE = 400.0 / math.log(10.0)
+"""Elo points per unit of log-odds (400 points: 10:1 odds)."""
 ELO_MEAN = 1500.0
+"""The prior's mean (and so the mean of the ratings)."""
+PRIOR_SD = 400.0
+"""Standard deviation of the Gaussian prior on every rating, in Elo points: before any game, a
+rating is within +-800 of the mean with 95% probability."""
+RATING_METHOD = "posterior mode, Gaussian prior, Laplace interval"
+LEGACY_METHOD = "maximum likelihood, parametric bootstrap interval"
+"""What results stored before `RATING_METHOD` used (their suites carry `resamples` and
+`bootstrap_seed`)."""
+MAX_GAMES = 100_000
+"""Games per pair a suite may ask for."""
 ARENA_DIR = Path(__file__).parent / "suites" / "arena"
 _KEYS = (
-    "name", "description", "env", "kwargs", "games", "seed", "max_turns", "sampling", "bootstrap"
+    "name", "description", "env", "kwargs", "games", "seed", "max_turns", "sampling", "confidence"
 )  # fmt: skip
 
 
@@ -58,15 +83,23 @@ class ArenaSuite:
     """Cut a game after a seat's this many replies (counted as played, by the returns so far)."""
     sampling: Mapping[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
     """`SamplingParams` of the agents' replies."""
-    resamples: int = 1000
     confidence: float = 0.95
-    bootstrap_seed: int = 0
+    """Coverage of the ratings' intervals."""
 
     def __post_init__(self) -> None:
-        if self.games < 1 or self.seed < 0 or self.resamples < 1:
-            raise SuiteError(f"arena {self.name!r}: games and resamples >= 1, seed >= 0")
-        if not 0 < self.confidence < 1:
-            raise SuiteError(f"arena {self.name!r}: confidence must be in (0, 1)")
+        try:
+            text(self.name, "name", empty=False)
+            text(self.env, "env")
+            text(self.description, "description")
+            table(self.kwargs, "kwargs")
+            count(self.games, "games", MAX_GAMES, minimum=1)
+            count(self.seed, "seed", 2**63 - 1 - MAX_GAMES)
+            optional_count(self.max_turns, "max_turns", 10**9)
+            table(self.sampling, "sampling")
+            if not 0 < number(self.confidence, "confidence") < 1:
+                raise FieldError(f"confidence must be in (0, 1), got {self.confidence}")
+        except FieldError as exc:
+            raise SuiteError(f"arena {self.name!r}: {exc}") from None
         from rlvr.envs.multiagent import registry
 
         if self.env not in registry:
@@ -74,31 +107,33 @@ class ArenaSuite:
                 f"arena {self.name!r}: {self.env} is not a multi-agent env (registered: "
                 f"{sorted(registry)})"
             )
-        SamplingParams(**self.sampling)  # fails now, naming the bad setting
+        try:
+            SamplingParams(**self.sampling)  # fails now, naming the bad setting
+        except (TypeError, ValueError) as exc:
+            raise SuiteError(f"arena {self.name!r}: sampling: {exc}") from None
+        for key, value in self.sampling.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise SuiteError(f"arena {self.name!r}: sampling.{key} must be finite")
 
     @property
     def fingerprint(self) -> str:
-        text = json.dumps(asdict(self), sort_keys=True, default=str)
-        return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+        definition = json.dumps(asdict(self), sort_keys=True, default=str)
+        return hashlib.blake2b(definition.encode("utf-8"), digest_size=8).hexdigest()
 
     @classmethod
     def from_toml(cls, text: str, source: str = "<string>") -> ArenaSuite:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise SuiteError(f"{source}: {exc}") from None
+        data = parse_toml(text, source)
+        if "bootstrap" in data:
+            raise SuiteError(
+                f"{source}: arena intervals come from the ratings' posterior, not a bootstrap: "
+                "replace the [bootstrap] table by a top-level confidence = 0.95"
+            )
         unknown = sorted(set(data) - set(_KEYS))
         if unknown:
             raise SuiteError(f"{source}: unknown keys {unknown}; an arena takes {list(_KEYS)}")
-        bootstrap = dict(data.pop("bootstrap", {}))
         try:
-            return cls(
-                **data,
-                resamples=bootstrap.get("resamples", 1000),
-                confidence=bootstrap.get("confidence", 0.95),
-                bootstrap_seed=bootstrap.get("seed", 0),
-            )
-        except TypeError as exc:
+            return cls(**data)
+        except SuiteError as exc:
             raise SuiteError(f"{source}: {exc}") from None
 
 
@@ -113,7 +148,7 @@ def load_arena(name_or_path: str | Path) -> ArenaSuite:
         path = ARENA_DIR / f"{name_or_path}.toml"
         if not path.is_file():
             raise SuiteError(f"no arena suite {name_or_path!r}; built-in: {arena_names()}")
-    return ArenaSuite.from_toml(path.read_text(encoding="utf-8"), str(path))
+    return ArenaSuite.from_toml(read_suite_file(path, "arena suite file"), str(path))
 
 
 @dataclass
@@ -147,6 +182,8 @@ class ArenaResult:
     """Best first."""
     created_at: str = ""
     id: int | None = None
+    method: str = RATING_METHOD
+    """How the ratings and intervals were computed (`LEGACY_METHOD` for old stored results)."""
 
     def to_record(self) -> dict[str, Any]:
         return {
@@ -155,18 +192,115 @@ class ArenaResult:
             "pairs": [asdict(pair) for pair in self.pairs],
             "ratings": [asdict(rating) for rating in self.ratings],
             "created_at": self.created_at,
+            "method": self.method,
         }
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any], id: int | None = None) -> ArenaResult:
-        return cls(
-            suite=ArenaSuite(**record["suite"]),
-            agents=dict(record["agents"]),
-            pairs=[PairGames(**pair) for pair in record["pairs"]],
-            ratings=[Rating(**rating) for rating in record["ratings"]],
-            created_at=record["created_at"],
+    def from_record(cls, record: Any, id: int | None = None) -> ArenaResult:
+        """The result of a stored record, every field checked (a `ValueError` naming it)."""
+        table(record, "the arena result", ("suite", "agents", "pairs", "ratings", "created_at"))
+        suite = dict(table(record["suite"], "suite"))
+        method = record.get("method", RATING_METHOD)
+        if "resamples" in suite:  # stored before RATING_METHOD: its ratings are as they were
+            method = LEGACY_METHOD
+            suite.pop("resamples")
+            suite.pop("bootstrap_seed", None)
+        text(method, "method")
+        agents = table(record["agents"], "agents")
+        for name, spec in agents.items():
+            text(spec, f"agents[{name!r}]")
+        result = cls(
+            suite=ArenaSuite(**suite),
+            agents=dict(agents),
+            pairs=[
+                _pair(data, f"pairs[{i}]") for i, data in enumerate(array(record["pairs"], "pairs"))
+            ],
+            ratings=[
+                _rating(data, f"ratings[{i}]")
+                for i, data in enumerate(array(record["ratings"], "ratings"))
+            ],
+            created_at=text(record["created_at"], "created_at"),
             id=id,
+            method=method,
         )
+        _check_tally(result)
+        return result
+
+
+def check_arena(result: ArenaResult) -> None:
+    """Raise `InvalidResultError` unless `result` may be stored: every field in range, the
+    tallies its pairs' games, and its ratings and intervals those the games give."""
+    try:
+        ArenaResult.from_record(result.to_record())
+    except ValueError as exc:
+        raise InvalidResultError(f"arena result: {exc}") from None
+    if result.method != RATING_METHOD:
+        raise InvalidResultError(f"arena result: rated by {result.method!r}, not {RATING_METHOD!r}")
+    given = {r.agent: r for r in rate(list(result.agents), result.pairs, result.suite)}
+    for rating in result.ratings:
+        expected = given[rating.agent]
+        claimed = (rating.elo, rating.low, rating.high)
+        if not np.allclose(claimed, (expected.elo, expected.low, expected.high), atol=1e-6):
+            raise InvalidResultError(
+                f"arena result: {rating.agent!r} is rated {claimed}, its games give "
+                f"{(expected.elo, expected.low, expected.high)}"
+            )
+
+
+def _pair(data: Any, where: str) -> PairGames:
+    table(data, where, ("first", "second", "scores"), optional=("infra_errors",))
+    scores = array(data["scores"], f"{where}.scores")
+    for index, score in enumerate(scores):
+        if number(score, f"{where}.scores[{index}]") not in (0.0, 0.5, 1.0):
+            raise FieldError(f"{where}.scores[{index}] must be 0, 0.5 or 1, got {score!r}")
+    return PairGames(
+        text(data["first"], f"{where}.first"),
+        text(data["second"], f"{where}.second"),
+        scores,
+        count(data.get("infra_errors", 0), f"{where}.infra_errors", MAX_GAMES),
+    )
+
+
+def _rating(data: Any, where: str) -> Rating:
+    table(data, where, ("agent", "elo", "low", "high", "games", "points"), optional=())
+    rating = Rating(
+        agent=text(data["agent"], f"{where}.agent"),
+        elo=number(data["elo"], f"{where}.elo"),
+        low=number(data["low"], f"{where}.low"),
+        high=number(data["high"], f"{where}.high"),
+        games=count(data["games"], f"{where}.games", 2**53),
+        points=number(data["points"], f"{where}.points", low=0.0),
+    )
+    if rating.low > rating.high:
+        raise FieldError(f"{where}: low {rating.low} is above high {rating.high}")
+    return rating
+
+
+def _check_tally(result: ArenaResult) -> None:
+    """Each pair of named agents plays once, `games` games in all; each agent rated once, its
+    games and points those of its pairs."""
+    names = set(result.agents)
+    seen: set[frozenset[str]] = set()
+    for pair in result.pairs:
+        meeting = frozenset((pair.first, pair.second))
+        if not meeting <= names or len(meeting) != 2 or meeting in seen:
+            raise FieldError(f"pair {pair.first!r} vs {pair.second!r}: not a pair of its agents")
+        seen.add(meeting)
+        if len(pair.scores) + pair.infra_errors != result.suite.games:
+            raise FieldError(
+                f"pair {pair.first!r} vs {pair.second!r}: {len(pair.scores)} judged games and "
+                f"{pair.infra_errors} infrastructure errors, not the suite's {result.suite.games}"
+            )
+    rated = [rating.agent for rating in result.ratings]
+    if sorted(rated) != sorted(names):
+        raise FieldError(f"ratings name {rated}, the agents are {sorted(names)}")
+    games, points = tally(list(result.agents), result.pairs)
+    for rating in result.ratings:
+        if rating.games != games[rating.agent] or rating.points != points[rating.agent]:
+            raise FieldError(
+                f"{rating.agent!r}: {rating.points:g} points in {rating.games} games, its pairs "
+                f"give {points[rating.agent]:g} in {games[rating.agent]}"
+            )
 
 
 def run_arena(suite: ArenaSuite, agents: Mapping[str, str | Policy]) -> ArenaResult:
@@ -208,62 +342,98 @@ def run_arena(suite: ArenaSuite, agents: Mapping[str, str | Policy]) -> ArenaRes
 
 
 def rate(names: Sequence[str], pairs: Sequence[PairGames], suite: ArenaSuite) -> list[Rating]:
-    """Elo ratings (Bradley-Terry fit) with parametric bootstrap intervals, best first."""
-    elo = fit_elo(names, pairs)
-    rng = np.random.default_rng([suite.bootstrap_seed, int(suite.fingerprint, 16) % 2**32])
-    replicates = np.empty((suite.resamples, len(names)))
-    # Parametric bootstrap: each pair's games are drawn again from the fitted model's odds. A
-    # resample of the games themselves could not move an agent that won every game (all its
-    # resamples are perfect too), and would report no uncertainty where it is largest.
-    first_wins = [1.0 / (1.0 + 10 ** ((elo[p.second] - elo[p.first]) / 400)) for p in pairs]
-    for r in range(suite.resamples):
-        resampled = [
-            PairGames(p.first, p.second, [float(x) for x in rng.random(len(p.scores)) < chance])
-            for p, chance in zip(pairs, first_wins)
-        ]
-        replicates[r] = [fit_elo(names, resampled)[n] for n in names]
-    tail = (1 - suite.confidence) / 2 * 100
-    low, high = np.percentile(replicates, [tail, 100 - tail], axis=0)
+    """Ratings with their `suite.confidence` intervals (see the module docstring), best first."""
+    elo, covariance = posterior(names, pairs)
+    z = NormalDist().inv_cdf(0.5 + suite.confidence / 2)
+    spread = z * np.sqrt(np.diag(covariance))
+    games, points = tally(names, pairs)
+    ratings = [
+        Rating(
+            n,
+            float(elo[i]),
+            float(elo[i] - spread[i]),
+            float(elo[i] + spread[i]),
+            games[n],
+            points[n],
+        )
+        for i, n in enumerate(names)
+    ]
+    return sorted(ratings, key=lambda rating: -rating.elo)
+
+
+def tally(
+    names: Sequence[str], pairs: Sequence[PairGames]
+) -> tuple[dict[str, int], dict[str, float]]:
+    """Judged games and points (wins plus half the draws) of each agent."""
     games = {n: 0 for n in names}
     points = {n: 0.0 for n in names}
     for pair in pairs:
-        first_points = sum(pair.scores)
+        first_points = math.fsum(pair.scores)
         for name, got in (
             (pair.first, first_points),
             (pair.second, len(pair.scores) - first_points),
         ):
             games[name] += len(pair.scores)
             points[name] += got
-    ratings = [
-        Rating(n, elo[n], float(low[i]), float(high[i]), games[n], points[n])
-        for i, n in enumerate(names)
-    ]
-    return sorted(ratings, key=lambda rating: -rating.elo)
+    return games, points
 
 
-def fit_elo(
-    names: Sequence[str], pairs: Sequence[PairGames], iterations: int = 200
-) -> dict[str, float]:
-    """Bradley-Terry strengths by minorization-maximization (Hunter 2004), a draw counting as
-    half a win each way, with a half-game prior against a virtual average player so that an
-    agent that won (or lost) every game still has a finite rating; on the Elo scale, mean 1500."""
+def fit_elo(names: Sequence[str], pairs: Sequence[PairGames]) -> dict[str, float]:
+    """The ratings (posterior mode; see the module docstring) by name."""
+    elo, _ = posterior(names, pairs)
+    return {name: float(elo[i]) for i, name in enumerate(names)}
+
+
+def posterior(
+    names: Sequence[str], pairs: Sequence[PairGames], iterations: int = 100
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mode of the ratings' posterior (Elo points) and the covariance, in its Gaussian (Laplace)
+    approximation there, of the ratings relative to their mean (what a rating says: games only
+    tell ratings apart, and the mode's mean is ELO_MEAN; the common level's own uncertainty is
+    the prior's and is left out).
+
+    Model: first beats second with probability sigmoid((r_first - r_second) / ELO_SCALE), a game
+    scoring s counting as s wins and 1 - s losses; every r ~ Normal(ELO_MEAN, PRIOR_SD**2). The
+    log posterior is strictly concave, so Newton's method (with step halving) finds its one
+    maximum; by symmetry the maximum has mean ELO_MEAN.
+    """
     index = {name: i for i, name in enumerate(names)}
-    n = len(names)
-    wins = np.full(n, 0.5)  # the prior: half a win ...
-    meetings = np.zeros((n, n))
-    for pair in pairs:
-        a, b = index[pair.first], index[pair.second]
-        wins[a] += sum(pair.scores)
-        wins[b] += len(pair.scores) - sum(pair.scores)
-        meetings[a, b] += len(pair.scores)
-        meetings[b, a] += len(pair.scores)
-    strength = np.ones(n)
+    meetings = [
+        (index[p.first], index[p.second], math.fsum(p.scores), len(p.scores)) for p in pairs
+    ]
+    deviation = np.zeros(len(names))  # from ELO_MEAN
+
+    def log_posterior(r: np.ndarray) -> float:
+        total = -float(r @ r) / (2 * PRIOR_SD**2)
+        for a, b, wins, played in meetings:
+            margin = (r[a] - r[b]) / ELO_SCALE  # log-odds that a beats b
+            total -= wins * np.logaddexp(0.0, -margin) + (played - wins) * np.logaddexp(0.0, margin)
+        return total
+
+    def slope_and_curvature(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        slope = -r / PRIOR_SD**2
+        curvature = np.eye(len(r)) / PRIOR_SD**2  # of the negative log posterior
+        for a, b, wins, played in meetings:
+            chance = 1.0 / (1.0 + math.exp(-(r[a] - r[b]) / ELO_SCALE))
+            push = (wins - played * chance) / ELO_SCALE
+            slope[a] += push
+            slope[b] -= push
+            weight = played * chance * (1.0 - chance) / ELO_SCALE**2
+            curvature[a, a] += weight
+            curvature[b, b] += weight
+            curvature[a, b] -= weight
+            curvature[b, a] -= weight
+        return slope, curvature
+
     for _ in range(iterations):
-        # ... and one game against a player of strength 1 (the geometric mean)
-        denominator = (meetings / (strength[:, None] + strength[None, :])).sum(axis=1)
-        denominator += 1.0 / (strength + 1.0)
-        strength = wins / denominator
-        strength /= np.exp(np.mean(np.log(strength)))
-    elo = ELO_SCALE * np.log(strength)
-    elo += ELO_MEAN - elo.mean()
-    return {name: float(elo[index[name]]) for name in names}
+        slope, curvature = slope_and_curvature(deviation)
+        step = np.linalg.solve(curvature, slope)
+        current = log_posterior(deviation)
+        while log_posterior(deviation + step) < current and np.abs(step).max() > 1e-9:
+            step /= 2  # an overshoot: a full Newton step can pass the maximum from far away
+        deviation = deviation + step
+        if np.abs(step).max() < 1e-7:
+            break
+    _, curvature = slope_and_curvature(deviation)
+    centering = np.eye(len(names)) - 1.0 / len(names)  # r -> r - mean(r)
+    return deviation + ELO_MEAN, centering @ np.linalg.inv(curvature) @ centering

@@ -179,7 +179,7 @@ def _store_result(args: argparse.Namespace, result: Any, *, supersedes: int | No
     import shlex
     import sqlite3
 
-    from rlvr.leaderboards.errors import LeaderboardError, StoreError
+    from rlvr.leaderboards.errors import InvalidResultError, LeaderboardError, StoreError
     from rlvr.leaderboards.unsaved import save_unsaved
 
     with _ctrl_c_deferred():
@@ -187,6 +187,8 @@ def _store_result(args: argparse.Namespace, result: Any, *, supersedes: int | No
             with _store(args) as store:
                 store.add(result, supersedes=supersedes)
             return None
+        except InvalidResultError as exc:  # no store (nor import) takes it: saving it aside is moot
+            raise InvalidResultError(f"the result cannot be stored: {exc}") from None
         except (LeaderboardError, sqlite3.Error, OSError) as exc:
             try:
                 path = save_unsaved(result, _db_path(args), supersedes=supersedes)
@@ -341,19 +343,23 @@ def list_suites(args: argparse.Namespace) -> int:
 
 
 def _boards(args: argparse.Namespace, store: Any) -> tuple[list[Any], list[str]]:
-    """Ranked boards per suite, and the refusals for suites whose results are not comparable."""
+    """Ranked boards per suite, and the refusals: suites whose results are not comparable, and
+    stored rows that cannot be read (left out of their boards)."""
     from rlvr.leaderboards.compare import rank, split_comparable
     from rlvr.leaderboards.errors import NotComparableError
     from rlvr.leaderboards.webpage import Board
 
+    boards: list[Any] = []
+    refusals: list[str] = []
     if args.ids:
         chosen = [store.get(result_id, traces=False) for result_id in args.ids]
         suites = sorted({result.suite.name for result in chosen})
         groups = {s: [r for r in chosen if r.suite.name == s] for s in suites}
     else:
         suites = [args.suite] if args.suite else store.suites()
-        groups = {suite: store.results(suite=suite) for suite in suites}
-    boards, refusals = [], []
+        groups = {
+            suite: store.results(suite=suite, on_damaged=_left_out(refusals)) for suite in suites
+        }
     for suite, results in groups.items():
         if args.latest and results:
             newest = max(results, key=lambda r: r.id)
@@ -395,10 +401,16 @@ def _named_agent(text: str) -> tuple[str, str]:
     return text, text
 
 
-def _latest_arenas(args: argparse.Namespace, store: Any) -> list[Any]:
-    """The newest arena result of each arena suite (or of `--suite`)."""
+def _left_out(refusals: list[str]) -> Any:
+    """`on_damaged` of the store's readers: a damaged row is named among the refusals."""
+    return lambda error: refusals.append(f"left out: {error}")
+
+
+def _latest_arenas(args: argparse.Namespace, store: Any, refusals: list[str]) -> list[Any]:
+    """The newest readable arena result of each arena suite (or of `--suite`)."""
     newest: dict[str, Any] = {}
-    for result in store.arena_results(suite=getattr(args, "suite", None)):
+    suite = getattr(args, "suite", None)
+    for result in store.arena_results(suite=suite, on_damaged=_left_out(refusals)):
         newest[result.suite.name] = result
     return list(newest.values())
 
@@ -410,7 +422,7 @@ def show_board(args: argparse.Namespace) -> int:
     try:
         with _store(args, readonly=True) as store:
             boards, refusals = _boards(args, store)
-            arenas = [] if args.ids else _latest_arenas(args, store)
+            arenas = [] if args.ids else _latest_arenas(args, store, refusals)
     except LeaderboardError as exc:
         return _fail(str(exc))
     if not boards and not refusals and not arenas:
@@ -431,11 +443,14 @@ def write_html(args: argparse.Namespace) -> int:
     try:
         with _store(args, readonly=True) as store:
             boards, refusals = _boards(args, store)
+            arenas = [] if args.ids else _latest_arenas(args, store, refusals)
             if refusals:
                 for refusal in refusals:
                     _say(refusal)
-                return _fail("nothing written: a published board must not mix incomparable results")
-            arenas = [] if args.ids else _latest_arenas(args, store)
+                return _fail(
+                    "nothing written: a published board must neither mix incomparable results "
+                    "nor silently leave stored ones out"
+                )
             page = write_site(args.out, boards, store.iter_traces, arenas)
     except LeaderboardError as exc:
         return _fail(str(exc))
@@ -447,9 +462,12 @@ def list_results(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.errors import LeaderboardError
     from rlvr.leaderboards.views import fmt_score, printable
 
+    damaged: list[str] = []
     try:
         with _store(args, readonly=True) as store:
-            results = store.results(suite=args.suite, include_superseded=args.all)
+            results = store.results(
+                suite=args.suite, include_superseded=args.all, on_damaged=_left_out(damaged)
+            )
     except LeaderboardError as exc:
         return _fail(str(exc))
     for r in results:
@@ -459,7 +477,9 @@ def list_results(args: argparse.Namespace) -> int:
             f"{fmt_score(r.score)}  {printable(r.agent.get('spec'))}  "
             f"{r.code.get('created_at', '')}{note}"
         )
-    return 0
+    for message in damaged:
+        _say(message)
+    return 1 if damaged else 0
 
 
 def delete_results(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 import gymnasium as gym
 
 from rlvr.leaderboards.errors import NotComparableError
+from rlvr.leaderboards.fields import differing_paths
 from rlvr.leaderboards.provenance import verifier_info
 from rlvr.leaderboards.results import BenchResult
 
@@ -29,7 +30,7 @@ def differences(a: BenchResult, b: BenchResult) -> list[str]:
         return [f"different suites: {a.suite.name!r} ({x}) vs {b.suite.name!r} ({y})"]
     reasons = [
         f"suite definition differs at {path}: {left!r} ({x}) vs {right!r} ({y})"
-        for path, left, right in _diff(a.suite.to_dict(), b.suite.to_dict(), "")
+        for path, left, right in differing_paths(a.suite.to_dict(), b.suite.to_dict())
     ]
     if reasons:
         return reasons[:MAX_LISTED]
@@ -60,20 +61,6 @@ def differences(a: BenchResult, b: BenchResult) -> list[str]:
 
 def _ref(result: BenchResult) -> str:
     return f"#{result.id}" if result.id is not None else repr(result.name)
-
-
-def _diff(left: Any, right: Any, path: str) -> list[tuple[str, Any, Any]]:
-    if isinstance(left, dict) and isinstance(right, dict):
-        found = []
-        for key in sorted(set(left) | set(right), key=str):
-            found += _diff(left.get(key), right.get(key), f"{path}.{key}" if path else str(key))
-        return found
-    if isinstance(left, list) and isinstance(right, list) and len(left) == len(right):
-        found = []
-        for index, (a, b) in enumerate(zip(left, right)):
-            found += _diff(a, b, f"{path}[{index}]")
-        return found
-    return [] if left == right else [(path, left, right)]
 
 
 def split_comparable(

@@ -15,6 +15,11 @@ class StoreError(LeaderboardError):
     """The result store cannot be opened or does not hold what was asked for."""
 
 
+class InvalidResultError(LeaderboardError, ValueError):
+    """A result the store refuses: a field of the wrong type or out of range, traces that are
+    not the suite's episodes, or figures its traces do not give. The message names the field."""
+
+
 class ResultFileError(LeaderboardError, ValueError):
     """A file given to `rlvr leaderboard import` is not a saved result, or is damaged."""
 

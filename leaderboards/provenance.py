@@ -10,6 +10,7 @@ differently.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import platform
@@ -39,6 +40,9 @@ def verifier_info(env: gym.Env) -> dict[str, Any]:
     base = env.unwrapped
     if isinstance(base, TextEnv) and base.judge is not None:
         return base.judge.describe()
+    served = getattr(base, "served_verifier", None)  # an env served by `rlvr serve`
+    if isinstance(served, dict) and served:
+        return served
     declared = base.verifier_version if isinstance(base, TextEnv) else None
     return {
         "name": qualname(type(base)),
@@ -65,7 +69,7 @@ def dataset_hash(records: Iterable[EpisodeRecord | dict[str, Any]]) -> str:
     """
     seen: dict[int, tuple[Any, ...]] = {}
     for record in records:
-        data = record if isinstance(record, dict) else record.to_dict()
+        data = record if isinstance(record, dict) else vars(record)  # no copy: only read here
         if data["episode"] in seen:
             continue
         seen[data["episode"]] = (
@@ -83,9 +87,21 @@ def traces_digest(records: Iterable[EpisodeRecord]) -> str:
     """sha256 over every episode as stored (canonical JSON, in episode and sample order)."""
     digest = hashlib.sha256()
     for record in sorted(records, key=lambda r: (r.episode, r.sample)):
-        digest.update(json.dumps(record.to_dict(), sort_keys=True).encode("utf-8"))
+        digest.update(json.dumps(episode_data(record), sort_keys=True).encode("utf-8"))
         digest.update(b"\n")
     return digest.hexdigest()
+
+
+_EPISODE_FIELDS = tuple(field.name for field in dataclasses.fields(EpisodeRecord))
+
+
+def episode_data(record: EpisodeRecord) -> dict[str, Any]:
+    """What `record.to_dict()` gives, without its deep copy (`dataclasses.asdict` copies every
+    message: most of the time of storing or hashing 100k episodes); to serialise or hash, never
+    to change."""
+    data = {name: getattr(record, name) for name in _EPISODE_FIELDS}
+    data["total_reward"] = record.total_reward
+    return data
 
 
 def prompt_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -96,6 +112,11 @@ def prompt_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             break
         prompt.append(message)
     return prompt
+
+
+def replies(messages: list[dict[str, Any]]) -> list[str]:
+    """The agent's replies in a conversation, in order."""
+    return [message["content"] for message in messages if message.get("role") == "assistant"]
 
 
 def code_info() -> dict[str, Any]:

@@ -15,7 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from rlvr.leaderboards.provenance import dataset_hash, traces_digest
+from rlvr.leaderboards.errors import InvalidResultError
+from rlvr.leaderboards.fields import FieldError, differing_paths
+from rlvr.leaderboards.provenance import dataset_hash, prompt_messages, traces_digest
+from rlvr.leaderboards.records import check_episode, check_record
 from rlvr.leaderboards.suites import Bootstrap, Suite, SuiteEnv
 from rlvr.rollout import EpisodeRecord, EvalReport
 
@@ -109,10 +112,13 @@ class BenchResult:
         }
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any], **extra: Any) -> BenchResult:
+    def from_record(cls, record: Any, **extra: Any) -> BenchResult:
+        """The result of a record, every field checked (`check_record`: a `ValueError` naming
+        the field when one has the wrong type, is out of range or disagrees with the suite)."""
+        check_record(record)
         return cls(
             name=record["name"],
-            suite=Suite.from_dict(record["suite"], source=record.get("suite_source", "")),
+            suite=Suite.from_dict(record["suite"], source=record.get("suite_source") or ""),
             agent=record["agent"],
             score=record["score"],
             ci_low=record["ci_low"],
@@ -127,19 +133,69 @@ class BenchResult:
 
 
 def traces_mismatch(result: BenchResult) -> str | None:
-    """What keeps `result.traces` from being the complete, unchanged episodes the result was
-    scored on (None: nothing)."""
+    """What keeps `result.traces` from being the complete, unchanged episodes of its suite the
+    result was scored on (None: nothing): the suite's episodes (`_shape_problem`) and, where the
+    result recorded one, the same digest."""
+    problem = _shape_problem(result)
+    if problem is not None:
+        return problem
     for env, scored in zip(result.suite.envs, result.envs):
+        if scored.traces_digest and traces_digest(result.traces[env.label]) != scored.traces_digest:
+            return _changed(env.label)
+    return None
+
+
+def _changed(label: str) -> str:
+    return f"the stored traces of {label} differ from those the result was scored on"
+
+
+def _shape_problem(result: BenchResult) -> str | None:
+    """Whether the traces are the suite's episodes: no env it lacks; per env `episodes x
+    samples` of them (compared before anything is built from the counts), each (episode,
+    sample) once, seeded as the suite seeds it, the samples of an episode posing one task."""
+    unknown = sorted(set(result.traces) - set(result.suite.labels))
+    if unknown:
+        return f"there are traces of envs the suite does not have: {unknown}"
+    for env in result.suite.envs:
         records = result.traces.get(env.label, [])
-        expected = {(e, s) for e in range(env.episodes) for s in range(result.suite.samples)}
-        found = {(r.episode, r.sample) for r in records}
-        if found != expected or len(records) != len(expected):
+        samples = result.suite.samples
+        problem = _count_problem(env, samples, records) or _episodes_problem(env, samples, records)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _count_problem(env: SuiteEnv, samples: int, records: Sequence[EpisodeRecord]) -> str | None:
+    expected = env.episodes * samples
+    if len(records) != expected:
+        return (
+            f"{env.label} has {len(records)} stored episodes, not the {expected} it was scored on"
+        )
+    return None
+
+
+def _episodes_problem(env: SuiteEnv, samples: int, records: Sequence[EpisodeRecord]) -> str | None:
+    tasks: dict[int, tuple[Any, ...]] = {}
+    seen = set()
+    for record in records:
+        where = f"episode {record.episode} sample {record.sample}"
+        if not (0 <= record.episode < env.episodes and 0 <= record.sample < samples):
             return (
-                f"{env.label} has {len(records)} stored episodes, not the {len(expected)} it was "
-                "scored on"
+                f"{env.label}: {where} is not one of the suite's ({env.episodes} tasks x "
+                f"{samples} samples)"
             )
-        if scored.traces_digest and traces_digest(records) != scored.traces_digest:
-            return f"the stored traces of {env.label} differ from those the result was scored on"
+        if (record.episode, record.sample) in seen:
+            return f"{env.label}: {where} is stored twice"
+        seen.add((record.episode, record.sample))
+        if record.seed != env.seed + record.episode:
+            seed = env.seed + record.episode
+            return f"{env.label}: {where} has seed {record.seed}; the suite seeds it {seed}"
+        task = (record.task_id, record.task_hash, prompt_messages(record.messages))
+        if tasks.setdefault(record.episode, task) != task:
+            return (
+                f"{env.label}: {where} poses another task than the other samples of episode "
+                f"{record.episode}"
+            )
     return None
 
 
@@ -260,6 +316,82 @@ def percentile_interval(replicates: np.ndarray, confidence: float) -> tuple[floa
     tail = (1.0 - confidence) / 2 * 100
     low, high = np.percentile(replicates, [tail, 100 - tail])
     return float(low), float(high)
+
+
+# --- checking what a result claims against its traces ----------------------------------------
+
+
+def rescored(result: BenchResult) -> BenchResult:
+    """`result` scored again from its traces: every figure recomputed (scores, intervals,
+    pass@k, success rates, counts, tokens, dataset hashes, digests); what traces cannot give
+    (name, agent, code, run, seconds, entry points, verifiers) is copied."""
+    runs = []
+    for env, claimed in zip(result.suite.envs, result.envs):
+        records = sorted(result.traces.get(env.label, []), key=lambda r: (r.episode, r.sample))
+        info = {"entry_point": claimed.entry_point, "verifier": claimed.verifier}
+        runs.append(EnvRun(env.label, EvalReport(env.id, records, info), claimed.seconds))
+    again = score_runs(
+        result.suite, runs, name=result.name, agent=result.agent, code=result.code, run=result.run
+    )
+    again.reverified_from = result.reverified_from
+    again.traces = result.traces
+    return again
+
+
+def figures_mismatch(
+    record: Mapping[str, Any], result: BenchResult, given: Mapping[str, Any] | None = None
+) -> list[str]:
+    """Where `record` (what a result claims) differs from the result its traces give (`given`,
+    by default `rescored(result).to_record()`), one line per field, e.g. `envs[0].score is 1.0,
+    recomputed from its suite and traces 0.183`."""
+    given = rescored(result).to_record() if given is None else given
+    return [
+        f"{path or 'the result'} is {_clipped(claimed)}, recomputed from its suite and traces "
+        f"{_clipped(actual)}"
+        for path, claimed, actual in differing_paths(dict(record), given)
+    ]
+
+
+def _clipped(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
+
+
+def check_result(result: BenchResult, record: Mapping[str, Any] | None = None) -> None:
+    """Raise `InvalidResultError` unless `result` may be stored: every field of its record
+    (`record`, by default `result.to_record()`) and of its episodes has its type and range, its
+    traces are the suite's episodes, and every figure is what the traces give."""
+    record = result.to_record() if record is None else record
+    try:
+        check_record(record)
+        for label, records in result.traces.items():
+            for episode in records:
+                try:
+                    check_episode(episode)
+                except FieldError as exc:
+                    raise FieldError(f"traces of {label}: {exc}") from None
+    except ValueError as exc:
+        raise InvalidResultError(str(exc)) from None
+    for index, env in enumerate(record["envs"]):
+        if not env.get("traces_digest"):  # what the traces are checked against, when re-judged
+            raise InvalidResultError(f"envs[{index}].traces_digest is missing")
+    problem = _shape_problem(result)
+    if problem is not None:
+        raise InvalidResultError(problem)
+    given = rescored(result).to_record()  # each digest computed once, here
+    for claimed, actual in zip(record["envs"], given["envs"]):
+        if claimed["traces_digest"] != actual["traces_digest"]:
+            raise InvalidResultError(_changed(actual["label"]))
+    differences = figures_mismatch(record, result, given)
+    if differences:
+        shown = "; ".join(differences[:MAX_SHOWN]) + (
+            "; ..." if len(differences) > MAX_SHOWN else ""
+        )
+        raise InvalidResultError(f"figures that its traces do not give: {shown}")
+
+
+MAX_SHOWN = 6
+"""Differences named in one message."""
 
 
 def _mean(values: Sequence[float]) -> float:

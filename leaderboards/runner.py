@@ -35,7 +35,7 @@ from typing import Any
 from rlvr.agents.kinds import AgentKind, agent_kind, make_policy
 from rlvr.agents.policy import Completion, Policy, SamplingParams
 from rlvr.leaderboards.errors import LeaderboardError, ReverifyError
-from rlvr.leaderboards.provenance import code_info, probe_env, prompt_messages
+from rlvr.leaderboards.provenance import code_info, probe_env, prompt_messages, replies
 from rlvr.leaderboards.results import BenchResult, EnvRun, score_runs, traces_mismatch
 from rlvr.leaderboards.suites import Suite, SuiteEnv
 from rlvr.rollout import EnvHost, EpisodeRecord, EvalReport, Start, evaluate, run_episodes
@@ -209,6 +209,53 @@ def _check_traces(result: BenchResult) -> None:
             "since): re-judging would score other episodes or replies. Run the benchmark again "
             "instead"
         )
+
+
+def pinned_tasks_mismatch(result: BenchResult) -> str | None:
+    """What keeps the tasks in `result.traces` from being those its suite poses (None: nothing).
+
+    Each env is made as the suite says and reset with every task's stored seed (and task index),
+    the way the run reset it, and the task it poses (id, prompt, gold fingerprint) is compared
+    with the stored one; no reply is stepped, so no verifier runs. Costs one reset per task.
+    """
+    suite = result.suite
+    suite.check_envs()
+    for env in suite.envs:
+        firsts: dict[int, EpisodeRecord] = {}
+        for record in result.traces.get(env.label, []):
+            firsts.setdefault(record.episode, record)
+        stored = [firsts[episode] for episode in sorted(firsts)]
+        try:
+            report = run_episodes(
+                env.id,
+                [Start(record.episode, 0, record.seed) for record in stored],
+                lambda _: _no_replies,
+                env_kwargs=env.kwargs,
+                batch_size=1,
+                reset_options=(lambda episode: {"task_index": episode})
+                if env.index_tasks
+                else None,
+            )
+        except Exception as exc:  # the env's own failure: name it
+            raise LeaderboardError(
+                f"{env.label}: cannot pose the suite's tasks: {type(exc).__name__}: {exc}"
+            ) from exc
+        for posed, kept in zip(report.episodes, stored):
+            if _task(posed) != _task(kept):
+                return (
+                    f"{env.label} episode {kept.episode} (seed {kept.seed}) holds task "
+                    f"{kept.task_id!r}, but the suite poses {posed.task_id!r} there"
+                    + (" (another prompt or gold answer)" if posed.task_id == kept.task_id else "")
+                )
+    return None
+
+
+def _no_replies(active: list[int], records: list[EpisodeRecord]) -> list[Completion | None]:
+    return [None] * len(records)
+
+
+def _task(record: EpisodeRecord) -> tuple[Any, ...]:
+    return record.task_id, record.task_hash, prompt_messages(record.messages)
 
 
 def _check_judged(result: BenchResult, runs: Sequence[EnvRun]) -> None:
@@ -460,10 +507,7 @@ class ReplayActor:
     def __init__(self, label: str, stored: Sequence[EpisodeRecord]) -> None:
         self.label = label
         self.stored = {(record.episode, record.sample): record for record in stored}
-        self.replies = {
-            key: [m["content"] for m in record.messages if m.get("role") == "assistant"]
-            for key, record in self.stored.items()
-        }
+        self.replies = {key: replies(record.messages) for key, record in self.stored.items()}
 
     def __call__(self, active: list[int], records: list[EpisodeRecord]) -> list[Completion | None]:
         return [self._reply(record) for record in records]

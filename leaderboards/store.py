@@ -15,20 +15,21 @@ The path is `--db PATH`, else `$RLVR_LEADERBOARD_DB`, else
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rlvr.leaderboards.arena import ArenaResult
-from rlvr.leaderboards.errors import StoreError
-from rlvr.leaderboards.results import BenchResult
+from rlvr.leaderboards.arena import ArenaResult, check_arena
+from rlvr.leaderboards.errors import InvalidResultError, StoreError
+from rlvr.leaderboards.provenance import episode_data, replies
+from rlvr.leaderboards.records import episode_from_dict
+from rlvr.leaderboards.results import BenchResult, check_result
 from rlvr.rollout import EpisodeRecord
 
 DB_ENV_VAR = "RLVR_LEADERBOARD_DB"
@@ -75,7 +76,9 @@ CREATE TABLE IF NOT EXISTS arena_results (
 # arena_results came after schema 1 was released; being additive (a table older stores lack and
 # older readers ignore) it needs no new version: a store gets it the next time it is written to.
 
-_RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(EpisodeRecord))
+OnDamaged = Callable[[StoreError], None]
+"""Told about each stored row that cannot be read (`results`, `arena_results`), which is then
+left out; without one, such a row raises its `StoreError`."""
 
 
 def default_db_path() -> Path:
@@ -277,8 +280,12 @@ class ResultStore:
         """Store `result` with its traces in one transaction; return its id (also set on it).
 
         `supersedes` marks an older result as replaced by this one (after re-verification).
+        A result with a field out of range, traces that are not its suite's episodes or figures
+        its traces do not give is refused (`InvalidResultError`), so every stored result can be
+        ranked and shown.
         """
         record = result.to_record()
+        check_result(result, record)
         with self._write() as db:
             result.id = self._insert(db, result, record, supersedes)
         return result.id
@@ -287,6 +294,7 @@ class ResultStore:
         """Like `add`, unless an identical result (the same record) is stored already: then
         nothing changes. Returns the id and whether it was added (importing twice is harmless)."""
         record = result.to_record()
+        check_result(result, record)
         with self._write() as db:
             same = db.execute(
                 "SELECT id FROM results WHERE suite = ? AND record = ? ORDER BY id LIMIT 1",
@@ -325,11 +333,8 @@ class ResultStore:
             (_trace_row(result_id, label, r) for label, rs in result.traces.items() for r in rs),
         )
         if supersedes is not None:
-            updated = db.execute(
-                "UPDATE results SET superseded_by = ? WHERE id = ?", (result_id, supersedes)
-            )
-            if updated.rowcount != 1:
-                raise StoreError(f"no result {supersedes} to supersede")
+            _check_rejudging(db, result, supersedes)
+            db.execute("UPDATE results SET superseded_by = ? WHERE id = ?", (result_id, supersedes))
         return result_id
 
     def delete(self, result_id: int) -> None:
@@ -375,9 +380,14 @@ class ResultStore:
         return f"#{result_id} {rows[0][0]!r} on suite {rows[0][1]}"
 
     def results(
-        self, *, suite: str | None = None, include_superseded: bool = False
+        self,
+        *,
+        suite: str | None = None,
+        include_superseded: bool = False,
+        on_damaged: OnDamaged | None = None,
     ) -> list[BenchResult]:
-        """Stored results (without traces), oldest first."""
+        """Stored results (without traces), oldest first; a damaged row raises its `StoreError`,
+        or with `on_damaged` is passed to it and left out."""
         query = "SELECT id, superseded_by, record FROM results"
         clauses, params = [], []
         if suite is not None:
@@ -388,7 +398,7 @@ class ResultStore:
         if clauses:
             query += " WHERE " + " AND ".join(clauses)
         rows = self._query(query + " ORDER BY id", params)
-        return [_from_row(row) for row in rows]
+        return _readable(rows, _from_row, on_damaged)
 
     def suites(self) -> list[str]:
         return [row[0] for row in self._query("SELECT DISTINCT suite FROM results ORDER BY 1")]
@@ -402,7 +412,7 @@ class ResultStore:
         )
         traces: dict[str, list[EpisodeRecord]] = {}
         for label, text in rows:
-            traces.setdefault(label, []).append(_record(text))
+            traces.setdefault(label, []).append(_record(text, result_id, label))
         return traces
 
     def iter_traces(
@@ -418,7 +428,7 @@ class ResultStore:
                 (result_id, label, *after, batch),
             )
             for _, _, text in rows:
-                yield _record(text)
+                yield _record(text, result_id, label)
             if len(rows) < batch:
                 return
             after = (rows[-1][0], rows[-1][1])
@@ -429,7 +439,10 @@ class ResultStore:
     # --- arenas (multi-agent suites) -------------------------------------------------------------
 
     def add_arena(self, result: ArenaResult) -> int:
-        """Store a head-to-head result (`rlvr.leaderboards.arena`); return its id (also set)."""
+        """Store a head-to-head result (`rlvr.leaderboards.arena`); return its id (also set).
+        One whose fields are out of range or whose ratings its games do not give is refused
+        (`InvalidResultError`)."""
+        check_arena(result)
         record = json.dumps(result.to_record())
         with self._write() as db:
             cursor = db.execute(
@@ -440,8 +453,11 @@ class ResultStore:
             result.id = int(cursor.lastrowid or 0)
         return result.id
 
-    def arena_results(self, *, suite: str | None = None) -> list[ArenaResult]:
-        """Stored arena results, oldest first (none in a store written before arenas existed)."""
+    def arena_results(
+        self, *, suite: str | None = None, on_damaged: OnDamaged | None = None
+    ) -> list[ArenaResult]:
+        """Stored arena results, oldest first (none in a store written before arenas existed);
+        a damaged row as in `results`."""
         query, params = "SELECT id, record FROM arena_results", []
         if suite is not None:
             query, params = query + " WHERE suite = ?", [suite]
@@ -451,31 +467,105 @@ class ResultStore:
             if "no such table" in str(exc):
                 return []
             raise
-        return [ArenaResult.from_record(json.loads(text), id=row_id) for row_id, text in rows]
+        return _readable(rows, _arena_from_row, on_damaged)
+
+
+def _readable(
+    rows: Sequence[Any], read: Callable[[Any], Any], on_damaged: OnDamaged | None
+) -> list[Any]:
+    readable = []
+    for row in rows:
+        try:
+            readable.append(read(row))
+        except StoreError as exc:
+            if on_damaged is None:
+                raise
+            on_damaged(exc)
+    return readable
+
+
+_DAMAGED = (ValueError, KeyError, TypeError, RecursionError)
+"""What reading a row edited or damaged by hand raises (RecursionError: JSON nested too deep)."""
 
 
 def _from_row(row: Sequence[Any]) -> BenchResult:
     result_id, superseded_by, text = row
     try:
         return BenchResult.from_record(json.loads(text), id=result_id, superseded_by=superseded_by)
-    except (ValueError, KeyError, TypeError) as exc:  # a row edited or damaged by hand
+    except _DAMAGED as exc:
         raise StoreError(
             f"result {result_id} is damaged in the store ({type(exc).__name__}: {exc}): remove "
             f"it with `rlvr leaderboard delete {result_id} --yes`"
         ) from None
 
 
-def _record(text: str) -> EpisodeRecord:
+def _arena_from_row(row: Sequence[Any]) -> ArenaResult:
+    result_id, text = row
+    try:
+        return ArenaResult.from_record(json.loads(text), id=result_id)
+    except _DAMAGED as exc:
+        raise StoreError(
+            f"arena result {result_id} is damaged in the store ({type(exc).__name__}: {exc}): "
+            f"remove it with sqlite3 (DELETE FROM arena_results WHERE id = {result_id})"
+        ) from None
+
+
+def _check_rejudging(db: sqlite3.Connection, result: BenchResult, supersedes: int) -> None:
+    """Refuse to let `result` hide result `supersedes` unless it is a re-judging of it: the
+    current result it names as `reverified_from`, with the same name, agent and suite, and the
+    same tasks and replies (a replay may drop replies an episode no longer wants, never change
+    one). A side file naming any id could otherwise hide any result from the board."""
+    row = db.execute(
+        "SELECT superseded_by, record FROM results WHERE id = ?", (supersedes,)
+    ).fetchone()
+    if row is None:
+        raise StoreError(f"no result {supersedes} to supersede")
+    if row[0] is not None:
+        raise InvalidResultError(f"result {supersedes} was already re-judged as #{row[0]}")
+    if result.reverified_from != supersedes:
+        raise InvalidResultError(
+            f"only a re-judging of result {supersedes} may supersede it; this result says it "
+            f"re-judges {result.reverified_from}"
+        )
+    old = _from_row((supersedes, None, row[1]))
+    for what, mine, theirs in (
+        ("name", result.name, old.name),
+        ("agent", result.agent, old.agent),
+        ("suite", result.suite.fingerprint(), old.suite.fingerprint()),
+    ):
+        if mine != theirs:
+            raise InvalidResultError(f"a re-judging of result {supersedes} must keep its {what}")
+    replayed = {
+        (label, record.episode, record.sample): record
+        for label, records in result.traces.items()
+        for record in records
+    }
+    rows = db.execute(
+        "SELECT env_label, episode, sample, record FROM traces WHERE result_id = ?", (supersedes,)
+    )
+    for label, episode, sample, text in rows:
+        before, after = _record(text, supersedes, label), replayed.get((label, episode, sample))
+        if after is None or after.task_id != before.task_id:
+            raise InvalidResultError(
+                f"a re-judging of result {supersedes} must replay its {label} episode {episode} "
+                f"sample {sample}"
+            )
+        given = replies(after.messages)
+        if given != replies(before.messages)[: len(given)]:
+            raise InvalidResultError(
+                f"a re-judging of result {supersedes} changed the replies of {label} episode "
+                f"{episode} sample {sample}"
+            )
+
+
+def _record(text: str, result_id: int, label: str) -> EpisodeRecord:
     try:
         return episode_from_dict(json.loads(text))
-    except (ValueError, TypeError) as exc:
-        raise StoreError(f"a stored episode is damaged ({type(exc).__name__}: {exc})") from None
-
-
-def episode_from_dict(data: dict[str, Any]) -> EpisodeRecord:
-    """An episode from `EpisodeRecord.to_dict()` output (derived keys such as `total_reward` are
-    ignored); `TypeError` when a field is missing."""
-    return EpisodeRecord(**{key: data[key] for key in _RECORD_FIELDS if key in data})
+    except _DAMAGED as exc:
+        raise StoreError(
+            f"result {result_id}: a stored episode of {label} is damaged ({type(exc).__name__}: "
+            f"{exc}): remove the result with `rlvr leaderboard delete {result_id} --yes`"
+        ) from None
 
 
 def _trace_row(result_id: int, label: str, record: EpisodeRecord) -> tuple[Any, ...]:
@@ -490,5 +580,5 @@ def _trace_row(result_id: int, label: str, record: EpisodeRecord) -> tuple[Any, 
         record.total_reward,
         status,
         int(record.infra_error),
-        json.dumps(record.to_dict()),
+        json.dumps(episode_data(record)),
     )

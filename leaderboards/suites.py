@@ -13,7 +13,7 @@ import hashlib
 import importlib
 import inspect
 import json
-import tomllib
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
@@ -44,6 +44,12 @@ SUITE_KEYS = {
     ),
 }
 ENV_KEYS = ("id", "label", "kwargs", "split", "seed", "episodes", "index_tasks")
+ENV_FIELDS = ("id", "label", "kwargs", "seed", "episodes", "index_tasks")
+"""The keys of a resolved env (`SuiteEnv.to_dict`)."""
+SUITE_FIELDS = (
+    "name", "description", "envs", "samples", "pass_at_k", "sampling", "bootstrap", "imports"
+)  # fmt: skip
+"""The keys of a resolved suite (`Suite.to_dict`)."""
 SAMPLING_TYPES: dict[str, tuple[type, ...]] = {
     "temperature": (int, float),
     "top_p": (int, float),
@@ -54,7 +60,14 @@ SAMPLING_TYPES: dict[str, tuple[type, ...]] = {
 }
 BOOTSTRAP_KEYS = ("resamples", "confidence", "seed")
 MAX_RESAMPLES = 100_000
-"""Bootstrap replicates a suite file may ask for (more only costs memory and time after a run)."""
+"""Bootstrap replicates a suite may ask for (more only costs memory and time after a run)."""
+MAX_EPISODES = 10_000_000
+"""Tasks per env a suite may pose. Counts are bounds on work (a suite read back from a stored
+result or a side file is checked before anything iterates over its counts)."""
+MAX_SAMPLES = 10_000
+"""Samples per task a suite may ask for."""
+MAX_SEED = 2**63 - 1
+"""Largest seed of any episode (SQLite's largest integer: the store indexes traces by seed)."""
 
 
 @dataclass(frozen=True)
@@ -74,8 +87,33 @@ class SuiteEnv:
     index_tasks: bool = False
     """True: episode i resets with `options={"task_index": i}` (each task of the split once)."""
 
+    def __post_init__(self) -> None:
+        # Checked here, not only when a suite file is parsed: a suite is also rebuilt from
+        # stored results and from side files (`from_dict`), which anyone can edit.
+        _env_id(self.id, "env id")
+        where = f"env {_text(_typed(self.label, str, 'env label'), 'env label')!r}"
+        kwargs = _typed(self.kwargs, Mapping, f"{where}: kwargs")
+        if not all(isinstance(key, str) for key in kwargs):
+            raise SuiteError(f"{where}: kwargs must have string keys, got {list(kwargs)!r}")
+        _non_negative(self.seed, f"{where}: seed")
+        _positive(self.episodes, f"{where}: episodes")
+        if self.episodes > MAX_EPISODES:
+            raise SuiteError(f"{where}: episodes must be <= {MAX_EPISODES}, got {self.episodes}")
+        if self.seed + self.episodes - 1 > MAX_SEED:
+            raise SuiteError(f"{where}: seed + episodes must stay <= {MAX_SEED}")
+        _typed(self.index_tasks, bool, f"{where}: index_tasks")
+
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "kwargs": dict(self.kwargs)}
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> SuiteEnv:
+        """Inverse of `to_dict` (`where`: the entry's path, for messages)."""
+        _check_keys(_typed(data, Mapping, where), ENV_FIELDS, where)
+        missing = [key for key in ENV_FIELDS if key not in data and key != "index_tasks"]
+        if missing:
+            raise SuiteError(f"{where} lacks {missing}")
+        return cls(**data)
 
 
 @dataclass(frozen=True)
@@ -92,6 +130,10 @@ class Bootstrap:
     def __post_init__(self) -> None:
         if not _is_int(self.resamples) or self.resamples < 10:
             raise SuiteError(f"bootstrap.resamples must be an int >= 10, got {self.resamples!r}")
+        if self.resamples > MAX_RESAMPLES:
+            raise SuiteError(
+                f"bootstrap.resamples must be <= {MAX_RESAMPLES}, got {self.resamples}"
+            )
         if not isinstance(self.confidence, (int, float)) or not 0.0 < self.confidence < 1.0:
             raise SuiteError(f"bootstrap.confidence must be in (0, 1), got {self.confidence!r}")
         # Checked here, not when scoring: a bad seed would otherwise fail after the whole run.
@@ -115,10 +157,20 @@ class Suite:
     """Where the suite was read from (not part of its definition)."""
 
     def __post_init__(self) -> None:
+        _text(_typed(self.name, str, "name"), "name")
+        _typed(self.description, str, "description")
         if not self.envs:
             raise SuiteError(f"suite {self.name!r} has no envs; add at least one [[envs]] table")
-        if not _is_int(self.samples) or self.samples < 1:
-            raise SuiteError(f"samples must be an int >= 1, got {self.samples!r}")
+        if not all(isinstance(env, SuiteEnv) for env in self.envs):
+            raise SuiteError("envs must be SuiteEnv entries")
+        if not _is_int(self.samples) or not 1 <= self.samples <= MAX_SAMPLES:
+            raise SuiteError(f"samples must be an int in [1, {MAX_SAMPLES}], got {self.samples!r}")
+        if not isinstance(self.sampling, SamplingParams):
+            raise SuiteError(f"sampling must be SamplingParams, got {self.sampling!r}")
+        if not isinstance(self.bootstrap, Bootstrap):
+            raise SuiteError(f"bootstrap must be a Bootstrap, got {self.bootstrap!r}")
+        if not all(isinstance(module, str) for module in self.imports):
+            raise SuiteError(f"imports must be module names, got {list(self.imports)!r}")
         bad = [k for k in self.pass_at_k if not _is_int(k) or not 1 <= k <= self.samples]
         if bad or not self.pass_at_k:
             raise SuiteError(
@@ -154,21 +206,25 @@ class Suite:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], source: str = "") -> Suite:
-        """Inverse of `to_dict` (used to rebuild the suite of a stored result)."""
-        sampling = dict(data["sampling"])
-        sampling["stop"] = tuple(sampling.get("stop", ()))
-        return cls(
-            name=data["name"],
-            description=data.get("description", ""),
-            envs=tuple(SuiteEnv(**env) for env in data["envs"]),
-            samples=data["samples"],
-            pass_at_k=tuple(data["pass_at_k"]),
-            sampling=SamplingParams(**sampling),
-            bootstrap=Bootstrap(**data["bootstrap"]),
-            imports=tuple(data.get("imports", ())),
-            source=source,
-        )
+    def from_dict(cls, data: Any, source: str = "") -> Suite:
+        """Inverse of `to_dict` (rebuilds the suite of a stored result or a side file, checking
+        every value as parsing a suite file does)."""
+        _check_keys(_typed(data, Mapping, "the suite"), SUITE_FIELDS, "the suite")
+        entries = _require(data, "envs", list, "the suite")
+        try:
+            return cls(
+                name=_require(data, "name", str, "the suite"),
+                description=data.get("description", ""),
+                envs=tuple(SuiteEnv.from_dict(env, f"envs[{i}]") for i, env in enumerate(entries)),
+                samples=_require(data, "samples", int, "the suite"),
+                pass_at_k=tuple(_require(data, "pass_at_k", list, "the suite")),
+                sampling=_sampling({"sampling": _unset_seed_dropped(data)}),
+                bootstrap=Bootstrap(**_table(data, "bootstrap", BOOTSTRAP_KEYS)),
+                imports=tuple(_strings(data, "imports")),
+                source=source,
+            )
+        except (TypeError, ValueError) as exc:  # SamplingParams checks its own values
+            raise SuiteError(f"the suite: {exc}") from None
 
     def fingerprint(self) -> str:
         """sha256 of the canonical definition: equal fingerprints mean the same benchmark."""
@@ -233,7 +289,7 @@ def load_suite(name_or_path: str | Path) -> Suite:
     if path.suffix == ".toml" or path.exists():
         if not path.is_file():
             raise SuiteError(f"{path}: no such suite file")
-        return parse_suite(path.read_text(encoding="utf-8"), source=str(path), base=path.parent)
+        return parse_suite(read_suite_file(path), source=str(path), base=path.parent)
     name = str(name_or_path)
     names = builtin_suite_names()
     if name not in names:
@@ -247,12 +303,32 @@ def _builtin_text(name: str) -> str:
     return (resources.files("rlvr.leaderboards") / "suites" / f"{name}.toml").read_text("utf-8")
 
 
+def read_suite_file(path: str | Path, what: str = "suite file") -> str:
+    """The text of a suite file a user names (`SuiteError` naming it when it is missing,
+    unreadable or not UTF-8)."""
+    from rlvr.config import ConfigError, read_text_file
+
+    try:
+        return read_text_file(path, what)
+    except ConfigError as exc:
+        raise SuiteError(str(exc)) from None
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """The data of a suite's TOML text (`SuiteError` naming `source` when it is not valid TOML
+    or nests deeper than any suite)."""
+    from rlvr.config import ConfigError
+    from rlvr.config import parse_toml as parse
+
+    try:
+        return parse(text, source)
+    except ConfigError as exc:
+        raise SuiteError(str(exc)) from None
+
+
 def parse_suite(text: str, *, source: str = "<string>", base: Path | None = None) -> Suite:
     """Parse and validate a suite from TOML text; `base` resolves relative `include` paths."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SuiteError(f"{source}: invalid TOML: {exc}") from None
+    data = parse_toml(text, source)
     try:
         return _build_suite(data, source, base, seen=(source,))
     except SuiteError as exc:
@@ -294,9 +370,6 @@ def _build_suite(
             "pass@1; remove sampling.seed (the suite's seed already pins the tasks)"
         )
     bootstrap = _table(data, "bootstrap", BOOTSTRAP_KEYS)
-    resamples = bootstrap.get("resamples", Bootstrap.resamples)
-    if _is_int(resamples) and resamples > MAX_RESAMPLES:
-        raise SuiteError(f"bootstrap.resamples must be <= {MAX_RESAMPLES}, got {resamples}")
     return Suite(
         name=name,
         description=_typed(data.get("description", ""), str, "description"),
@@ -317,6 +390,8 @@ def _sampling(data: Mapping[str, Any]) -> SamplingParams:
         if not isinstance(value, kinds) or isinstance(value, bool):
             names = " or ".join(_KIND_NAMES[kind] for kind in kinds)
             raise SuiteError(f"sampling.{key} must be {names}, got {value!r}")
+        if isinstance(value, float) and not math.isfinite(value):  # TOML has nan and inf
+            raise SuiteError(f"sampling.{key} must be a finite number, got {value!r}")
     if "stop" in sampling:  # a bare string would be split into one-character stop strings
         if not all(isinstance(stop, str) and stop for stop in sampling["stop"]):
             raise SuiteError(
@@ -327,17 +402,19 @@ def _sampling(data: Mapping[str, Any]) -> SamplingParams:
     return SamplingParams(**sampling)
 
 
+def _unset_seed_dropped(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The sampling table of a resolved suite, where an unset seed is written `null`."""
+    sampling = dict(_table(data, "sampling", SAMPLING_TYPES))
+    if "seed" in sampling and sampling["seed"] is None:
+        del sampling["seed"]
+    return sampling
+
+
 def _build_env(entry: Any, defaults: Mapping[str, Any], where: str) -> SuiteEnv:
     if not isinstance(entry, Mapping):
         raise SuiteError(f"{where} must be a table with an id, got {entry!r}")
     _check_keys(entry, ENV_KEYS, where)
-    env_id = _require(entry, "id", str, where)
-    try:
-        _, _, version = gym.envs.registration.parse_env_id(env_id)
-    except gym.error.Error as exc:
-        raise SuiteError(f"{where}: {exc}") from None
-    if version is None:
-        raise SuiteError(f"{where}: {env_id!r} has no version; pin one, e.g. {env_id}-v0")
+    env_id = _env_id(_require(entry, "id", str, where), where)
     kwargs = dict(_typed(entry.get("kwargs", {}), dict, f"{where}.kwargs"))
     split = entry.get("split", defaults["split"])
     if split is not False:
@@ -373,10 +450,7 @@ def _load_included(included: Any, base: Path | None, seen: tuple[str, ...]) -> S
     if key in [_identity(other, None) for other in seen]:
         raise SuiteError(f"include cycle: {' -> '.join((*seen, source))}")
     text = _read(path) if path is not None else _builtin_text(included)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SuiteError(f"include: {source}: invalid TOML: {exc}") from None
+    data = parse_toml(text, f"include: {source}")
     return _build_suite(data, key, next_base, (*seen, key))
 
 
@@ -389,7 +463,19 @@ def _identity(source: str, path: Path | None) -> str:
 def _read(path: Path) -> str:
     if not path.is_file():
         raise SuiteError(f"include: no such suite file {path}")
-    return path.read_text(encoding="utf-8")
+    return read_suite_file(path, "include: suite file")
+
+
+def _env_id(env_id: Any, where: str) -> str:
+    """A Gymnasium id with its version (`rlvr/Math-v0`)."""
+    _typed(env_id, str, where)
+    try:
+        _, _, version = gym.envs.registration.parse_env_id(env_id)
+    except gym.error.Error as exc:
+        raise SuiteError(f"{where}: {exc}") from None
+    if version is None:
+        raise SuiteError(f"{where}: {env_id!r} has no version; pin one, e.g. {env_id}-v0")
+    return env_id
 
 
 def _check_keys(data: Mapping[str, Any], allowed: Sequence[str] | Mapping[str, str], where: str):
@@ -421,7 +507,10 @@ def _typed(value: Any, kind: type, where: str) -> Any:
     return value
 
 
-_KIND_NAMES = {list: "an array", dict: "a table", int: "an int", float: "a float", str: "a string"}
+_KIND_NAMES: dict[Any, str] = {
+    list: "an array", dict: "a table", Mapping: "a table", int: "an int", float: "a float",
+    str: "a string",
+}  # fmt: skip
 
 
 def _is_int(value: Any) -> bool:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from rlvr.leaderboards.arena import ArenaResult
+from rlvr.leaderboards.arena import ELO_MEAN, PRIOR_SD, RATING_METHOD, ArenaResult
 from rlvr.leaderboards.results import BenchResult
 
 # C0/C1 controls (escape sequences, carriage returns), bidi embeddings, overrides and isolates,
@@ -66,14 +67,50 @@ def suite_header(result: BenchResult) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Columns:
+    """The figure columns of a board: no column repeats another's numbers."""
+
+    pass_at: list[str]
+    """k of the pass@k columns."""
+    envs: list[str]
+    """Labels of the per-env score columns."""
+    note: str
+    """What has no column of its own and why ("" when nothing)."""
+
+
+def board_columns(ranked: Sequence[BenchResult]) -> Columns:
+    """Columns of a board of comparable results: per-env scores only where the suite has several
+    envs (one env's score is the suite's score), and pass@1 only where it differs from the
+    score for some result (they are equal when every reward is 0 or 1)."""
+    first = ranked[0]
+    labels = first.suite.labels
+    ks = list(first.pass_at_k)
+    notes = []
+    if len(labels) == 1:
+        notes.append(f"the score is {labels[0]}'s")
+    if "1" in ks and all(_same_figure(r.pass_at_k.get("1"), r.score) for r in ranked):
+        ks.remove("1")
+        notes.append("pass@1 equals the score (every reward is 0 or 1)")
+    return Columns(ks, labels if len(labels) > 1 else [], "; ".join(notes))
+
+
+def _same_figure(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
 def terminal_table(ranked: Sequence[BenchResult]) -> str:
     """A ranked table for the terminal; `ranked` must already be ranked (see `compare.rank`)."""
     if not ranked:
         return "(no results)"
     first = ranked[0]
     confidence = round(first.suite.bootstrap.confidence * 100)
-    ks = list(first.pass_at_k)
-    labels = first.suite.labels
+    columns = board_columns(ranked)
+    ks, labels = columns.pass_at, columns.envs
     header = ["#", "id", "name", "score", f"{confidence}% CI", *[f"pass@{k}" for k in ks]]
     header += [*map(printable, labels), "tokens", "time", "infra"]
     rows = []
@@ -101,7 +138,8 @@ def terminal_table(ranked: Sequence[BenchResult]) -> str:
             for i, cell in enumerate(cells)
         ).rstrip()
 
-    out = [suite_header(first), line(header), line(["-" * w for w in widths])]
+    title = suite_header(first) + (f"; {columns.note}" if columns.note else "")
+    out = [printable(title), line(header), line(["-" * w for w in widths])]
     out += [line(row) for row in rows]
     return "\n".join(out)
 
@@ -136,6 +174,7 @@ def arena_table(result: ArenaResult) -> str:
     lines = [
         f"arena {printable(suite.name)}: {printable(suite.env)}, {suite.games} games per pair "
         f"(#{result.id}, {printable(result.created_at)})",
+        rating_method(result),
         f"{'rank':>4}  {'agent':<24} {'Elo':>6}  {f'{confidence}% interval':<16} "
         f"{'points':>7} / games",
     ]
@@ -146,3 +185,18 @@ def arena_table(result: ArenaResult) -> str:
             f"{rating.points:>7g} / {rating.games}"
         )
     return "\n".join(lines)
+
+
+def rating_method(result: ArenaResult) -> str:
+    """How an arena result's ratings and intervals were computed, in a sentence."""
+    confidence = round(result.suite.confidence * 100)
+    if result.method == RATING_METHOD:
+        return (
+            f"Elo: Bradley-Terry posterior mode, Gaussian prior (mean {ELO_MEAN:g}, sd "
+            f"{PRIOR_SD:g}) on every rating; {confidence}% interval from the posterior's "
+            "Gaussian (Laplace) approximation"
+        )
+    return (
+        f"Elo: {printable(result.method)} ({confidence}%), stored by an older rlvr-gym: re-run "
+        "the arena for intervals that always contain the rating"
+    )

@@ -29,11 +29,13 @@ from rlvr.leaderboards.arena import ArenaResult
 from rlvr.leaderboards.audited import audit_lines
 from rlvr.leaderboards.results import BenchResult
 from rlvr.leaderboards.views import (
+    board_columns,
     fmt_interval,
     fmt_score,
     fmt_seconds,
     fmt_tokens,
     printable,
+    rating_method,
     suite_header,
 )
 from rlvr.rollout import EpisodeRecord
@@ -182,7 +184,6 @@ def index_page(boards: Sequence[Board], prefix: str, arenas: Sequence[ArenaResul
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     sections = "\n".join(_board_section(board, prefix) for board in boards)
     sections += "\n".join(_arena_section(arena) for arena in arenas)
-    count = sum(len(board.ranked) for board in boards)
     return f"""<!doctype html>
 <html lang="en">
 <head>
@@ -194,14 +195,34 @@ def index_page(boards: Sequence[Board], prefix: str, arenas: Sequence[ArenaResul
 </head>
 <body>
 <h1>rlvr-gym leaderboard</h1>
-<p class="meta">{count} result(s) in {len(boards)} suite(s); generated {now}. Scores are mean
+<p class="meta">{_contents(boards, arenas)}; generated {now}. Scores are mean
 episode returns on held-out tasks; intervals are percentile bootstraps over tasks.
-Click a column header to sort; click a bar or an env link to read the traces.</p>
+{_elo_note(arenas)}Click a column header to sort; click a bar or an env link to read the traces.</p>
 {sections}
 <script>{_SORT_JS}</script>
 </body>
 </html>
 """
+
+
+def _contents(boards: Sequence[Board], arenas: Sequence[ArenaResult]) -> str:
+    """What the page holds, counting every section it shows."""
+    shown = [board for board in boards if board.ranked]
+    results = sum(len(board.ranked) for board in shown)
+    parts = [f"{results} result(s) in {len(shown)} suite(s)"]
+    if arenas:
+        agents = sum(len(arena.ratings) for arena in arenas)
+        parts.append(f"{len(arenas)} head-to-head arena(s) rating {agents} agent(s)")
+    return " and ".join(parts)
+
+
+def _elo_note(arenas: Sequence[ArenaResult]) -> str:
+    if not arenas:
+        return ""
+    return (
+        "Elo ratings are posterior modes with a Gaussian prior, so an agent that won every game"
+        " still has a finite rating, inside its interval; each arena says how.\n"
+    )
 
 
 def _board_section(board: Board, prefix: str) -> str:
@@ -212,7 +233,7 @@ def _board_section(board: Board, prefix: str) -> str:
     return f"""<section class="suite" id="suite-{escape(slug(board.suite))}">
 <h2>{_show(board.suite)}</h2>
 <p>{_show(first.suite.description, SHOWN_CHARS * 5)}</p>
-<p class="meta">{escape(suite_header(first))}</p>
+<p class="meta">{escape(suite_header(first))}{_columns_note(ranked)}</p>
 {_audited(first)}
 {_table(ranked, prefix)}
 <div class="charts">
@@ -220,6 +241,15 @@ def _board_section(board: Board, prefix: str) -> str:
 </div>
 {_provenance(ranked)}
 </section>"""
+
+
+def _columns_note(ranked: Sequence[BenchResult]) -> str:
+    note = board_columns(ranked).note
+    return (
+        f'<br><span class="columns-note">{_show(note[0].upper() + note[1:])}.</span>'
+        if note
+        else ""
+    )
 
 
 def _arena_section(result: ArenaResult) -> str:
@@ -250,10 +280,9 @@ def _arena_section(result: ArenaResult) -> str:
     return f"""<section class="suite arena" id="{escape(board_id)}">
 <h2>{_show(suite.name)} (head to head)</h2>
 <p>{_show(suite.description, SHOWN_CHARS * 5)}</p>
-<p class="meta">{_show(suite.env)}: every pair plays {suite.games} games, seats alternating. Elo
-from a Bradley-Terry fit of all games (a draw counts half; mean 1500) with a {confidence}%
-percentile bootstrap over each pair's games ({suite.resamples} resamples). Result #{result.id},
-{_show(result.created_at)}.</p>
+<p class="meta">{_show(suite.env)}: every pair plays {suite.games} games, seats alternating; a
+draw counts half a win each way. <span class="method">{_show(rating_method(result))}.</span>
+Result #{result.id}, {_show(result.created_at)}.</p>
 <div class="scroll"><table class="board sortable"><thead><tr>{th}</tr></thead>
 <tbody>{"".join(rows)}</tbody></table></div>
 </section>"""
@@ -274,8 +303,8 @@ def _num(value: float | int | None) -> str:
 
 def _table(ranked: Sequence[BenchResult], prefix: str) -> str:
     first = ranked[0]
-    ks = list(first.pass_at_k)
-    labels = first.suite.labels
+    columns = board_columns(ranked)
+    ks, labels = columns.pass_at, columns.envs
     confidence = round(first.suite.bootstrap.confidence * 100)
     head = [("#", "num"), ("Name", "text"), ("Agent", "text"), ("Score", "num")]
     head += [(f"{confidence}% CI", "num")]
@@ -290,7 +319,7 @@ def _table(ranked: Sequence[BenchResult], prefix: str) -> str:
         links = " ".join(
             f'<a class="trace-link" href="{escape(trace_href(prefix, result, label))}">'
             f"{_show(label)}</a>"
-            for label in labels
+            for label in first.suite.labels
         )
         name = _clip(printable(result.name), SHOWN_CHARS)
         spec = _clip(printable(result.agent.get("spec") or ""), SHOWN_CHARS)
@@ -330,7 +359,7 @@ def _chart(ranked: Sequence[BenchResult], label: str, prefix: str) -> str:
     for index, (result, env) in enumerate(zip(ranked, envs)):
         y = top + index * row
         score = 0.0 if math.isnan(env.score) else env.score
-        length = bar_width * score / scale_max
+        length = max(0.0, bar_width * score / scale_max)  # a negative score has no bar
         interval = ""
         if not math.isnan(env.ci_low):
             x1 = name_width + bar_width * env.ci_low / scale_max

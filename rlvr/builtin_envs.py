@@ -72,13 +72,34 @@ MULTIAGENT_ENVS: tuple[EnvEntry, ...] = (
     EnvEntry("rlvr/Nim-v0", "rlvr.envs.multiagent.nim:NimEnv"),
     EnvEntry("rlvr/Negotiation-v0", "rlvr.envs.multiagent.negotiation:NegotiationEnv"),
     EnvEntry("rlvr/Debate-v0", "rlvr.envs.multiagent.debate:DebateEnv"),
-    EnvEntry("rlvr/ProposerSolver-v0", "rlvr.envs.multiagent.proposer_solver:ProposerSolverEnv"),
+    EnvEntry("rlvr/ProposerSolver-v1", "rlvr.envs.multiagent.proposer_solver:ProposerSolverEnv"),
     EnvEntry("rlvr/SQLDebate-v0", "rlvr.envs.multiagent.sql_debate:SQLDebateEnv"),
     EnvEntry(
-        "rlvr/CodeProposerSolver-v0",
+        "rlvr/CodeProposerSolver-v1",
         "rlvr.envs.multiagent.code_proposer_solver:CodeProposerSolverEnv",
     ),
 )
+
+
+# Clients of envs that run elsewhere, registered beside the built-in envs but not listed among
+# them (they hold no tasks of their own): `remote/OpenEnv-v0` is an env served by `rlvr serve`.
+CLIENT_ENVS: tuple[EnvEntry, ...] = (
+    EnvEntry("remote/OpenEnv-v0", "rlvr.integrations.openenv:RemoteEnv"),
+)
+
+
+# Ids retired by a new version, and why: `make` builds the successor and warns (the old rules
+# paid proposers for ill-posed tasks, issue 25, so they are not kept).
+RETIRED_MULTIAGENT_IDS: dict[str, tuple[str, str]] = {
+    "rlvr/ProposerSolver-v0": (
+        "rlvr/ProposerSolver-v1",
+        "v0 paid proposers for problems that state their answer or read two ways",
+    ),
+    "rlvr/CodeProposerSolver-v0": (
+        "rlvr/CodeProposerSolver-v1",
+        "v0 paid proposers for tasks whose results vary between runs, vacuous tests and leaks",
+    ),
+}
 
 
 def multiagent_env_ids() -> list[str]:
@@ -98,7 +119,7 @@ def register_builtin_envs(gym: Any = None) -> None:
     already registered are left alone)."""
     if gym is None:
         import gymnasium as gym
-    for entry in BUILTIN_ENVS:
+    for entry in (*BUILTIN_ENVS, *CLIENT_ENVS):
         if entry.id not in gym.registry:
             gym.register(
                 id=entry.id,

@@ -10,6 +10,10 @@ class alone this module
   declared by several fields (`--lr` on both learners) sets all of them;
 - reads a TOML file into it (`load_file` + `build`), refusing an unknown key or a value of the
   wrong type with the file, the key and what is accepted;
+- refuses numbers no field means, wherever a config is made (file, flag or Python, through
+  `check_numbers` in each config's `__post_init__`): NaN or an infinity in a float field, an int
+  beyond 64 bits, and a value outside the `Range` a field's type declares
+  (`seed: Seed`, `episodes: Positive`);
 - layers the flags over a file (`resolve`: file first, then flags, then the defaults);
 - writes it back as TOML (`to_toml`, `write_config`) so that reading the file gives an equal config.
 
@@ -34,7 +38,7 @@ import types
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, ParamSpec, TypeVar, Union, cast
+from typing import Annotated, Any, Literal, ParamSpec, TypeVar, Union, cast
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -58,6 +62,37 @@ _ON = object()  # the value of --lora: the optional table on, with what the file
 
 class ConfigError(ValueError):
     """A config file, key or flag value that cannot be used; the message names where and why."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Range:
+    """`Annotated[int, Range(1)]`: the values a number field accepts (both ends included, None:
+    unbounded), checked with its type wherever a config is made; `why` ends the message."""
+
+    low: int | float | None = None
+    high: int | float | None = None
+    why: str = ""
+
+    def problem(self, value: int | float) -> str | None:
+        if (self.low is None or value >= self.low) and (self.high is None or value <= self.high):
+            return None
+        if self.high is None:
+            accepted = f">= {self.low}"
+        elif self.low is None:
+            accepted = f"<= {self.high}"
+        else:
+            accepted = f"in [{self.low}, {self.high}]"
+        return f"must be {accepted}{f' ({self.why})' if self.why else ''}, got {value!r}"
+
+
+INT64 = Range(-(2**63), 2**63 - 1, "a 64-bit integer")
+"""Every int field's range: an int beyond it reaches no tensor, array or count a run can use."""
+MAX_SEED = 2**32 - 1
+Seed = Annotated[int, Range(0, MAX_SEED, "seeds are 32-bit unsigned integers")]
+"""A seed field's type. numpy refuses negative seeds and torch those beyond 64 bits, and some
+tools take 32 bits only (numpy's legacy `RandomState`): 32 bits is a seed every part accepts."""
+Positive = Annotated[int, Range(1)]
+"""A count that must be at least 1."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,22 +233,34 @@ def _describe(tp: Any) -> str:
 
 
 def _json_object(text: str) -> dict[str, Any]:
+    from rlvr.envs.jsonfiles import JSONReadError, parse_json  # stdlib only; imported on use
+
+    example = "write an object, e.g. '{\"difficulty\": 1}'"
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(
-            f"not valid JSON ({exc}): {text!r}; write an object, e.g. '{{\"difficulty\": 1}}'"
-        ) from None
+        value = parse_json(text, multiline=True, allow_nan=False)
+    except JSONReadError as exc:
+        raise ValueError(f"not valid JSON: {exc}; {example}, got {text!r:.100}") from None
     if not isinstance(value, dict):
         raise ValueError(
             "must be a JSON object of keyword arguments, e.g. '{\"difficulty\": 1}', "
-            f"got {text!r}"
+            f"got {text!r:.100}"
         )
     return value
 
 
+def _without_extras(tp: Any) -> Any:
+    """`tp` without its `Annotated` wrapper (`Seed` -> int, `Seed | None` -> int | None)."""
+    if typing.get_origin(tp) is Annotated:
+        return _without_extras(typing.get_args(tp)[0])
+    inner, optional = _strip_optional(tp)
+    if optional and typing.get_origin(inner) is Annotated:
+        return Union[_without_extras(inner), None]  # noqa: UP007
+    return tp
+
+
 def from_text(text: str, tp: Any) -> Any:
     """A flag's text as a value of type `tp` (ValueError naming what is accepted)."""
+    tp = _without_extras(tp)
     inner, optional = _strip_optional(tp)
     if optional and text == NONE:
         return None
@@ -235,12 +282,21 @@ def from_text(text: str, tp: Any) -> Any:
     raise ValueError(f"expected {_describe(tp)}, got {text!r}")
 
 
-def _argparse_type(tp: Any) -> Callable[[str], Any]:
+def flag_type(tp: Any, *, numbers: bool = True) -> Callable[[str], Any]:
+    """An argparse `type=` reading a flag's text as a value of `tp` (see `from_text`) and, with
+    `numbers`, refusing the numbers `check_numbers` refuses: `type=flag_type(Seed)`,
+    `type=flag_type(Mapping[str, Any])` (a JSON object). Bad text is a usage error saying why.
+    (The generated flags leave numbers to `build`, which names the key as a file's would be.)"""
+
     def convert(text: str) -> Any:
         try:
-            return from_text(text, tp)
+            value = from_text(text, tp)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
+        problem = _number_problem(value, tp, "") if numbers else None
+        if problem:
+            raise argparse.ArgumentTypeError(problem.strip())
+        return value
 
     return convert
 
@@ -289,6 +345,55 @@ def _coerce(value: Any, tp: Any, source: str, key: str) -> Any:
     raise ConfigError(f"{source}: {key}: expected {_describe(tp)}, got {value!r}")
 
 
+@_cache
+def _declared_hints(cls: type) -> dict[str, Any]:
+    """The field types of `cls` with their `Annotated` extras (the `Range`s)."""
+    return typing.get_type_hints(cls, include_extras=True)
+
+
+def _number_problem(value: Any, tp: Any, key: str) -> str | None:
+    """What is wrong with the numbers of `value`, a value of field type `tp` (see `Range`): a
+    message starting with the key (`adam_betas[1] must be a finite number, got nan`), or None."""
+    ranges: list[Range] = []
+    while True:  # Annotated[...] | None, Optional[Annotated[...]]: unwrap both, keep the ranges
+        if typing.get_origin(tp) is Annotated:
+            ranges += [extra for extra in tp.__metadata__ if isinstance(extra, Range)]
+            tp = typing.get_args(tp)[0]
+            continue
+        inner, optional = _strip_optional(tp)
+        if not optional:
+            break
+        tp = inner
+    if value is None or isinstance(value, bool):
+        return None
+    if tp is float and isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            return f"{key} must be a finite number, got {value!r}"
+    elif tp is int and isinstance(value, int):
+        ranges.append(INT64)  # after the declared ranges: their message is the telling one
+    elif (sequence := _sequence_of(tp)) is not None and isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            if problem := _number_problem(item, sequence[0], f"{key}[{i}]"):
+                return problem
+        return None
+    if isinstance(value, (int, float)):
+        for declared in ranges:
+            if problem := declared.problem(value):
+                return f"{key} {problem}"
+    return None
+
+
+def check_numbers(config: Any) -> None:
+    """Refuse a number no field of `config` means (see `Range`): call it first thing in a config
+    dataclass's `__post_init__`, so that a config made in Python is checked as one read from a
+    file is. Raises ValueError naming the field."""
+    hints = _declared_hints(type(config))
+    for field in _init_fields(type(config)):
+        problem = _number_problem(getattr(config, field.name), hints[field.name], field.name)
+        if problem:
+            raise ValueError(problem)
+
+
 def _build(cls: type[T], data: Mapping[str, Any], source: str, table: str) -> T:
     fields = {field.name: field for field in _init_fields(cls)}
     where = f"[{table}]" if table else "the top level"
@@ -302,12 +407,19 @@ def _build(cls: type[T], data: Mapping[str, Any], source: str, table: str) -> T:
     if missing:
         doc = field_docs(cls).get(missing[0], "")
         raise ConfigError(f"{source}: {where} needs {missing[0]!r} ({doc})")
-    hints = _hints(cls)
-    values = {
-        name: _coerce(value, hints[name], source, f"{table}.{name}" if table else name)
-        for name, value in data.items()
-    }
-    return cls(**values)
+    hints, declared = _hints(cls), _declared_hints(cls)
+    values = {}
+    for name, value in data.items():
+        key = f"{table}.{name}" if table else name
+        values[name] = _coerce(value, hints[name], source, key)
+        if problem := _number_problem(values[name], declared[name], key):
+            raise ConfigError(f"{source}: {problem}")
+    try:
+        return cls(**values)
+    except ConfigError:
+        raise
+    except ValueError as exc:  # the class's own checks: name the file and the table
+        raise ConfigError(f"{source}: {f'[{table}] ' if table else ''}{exc}") from None
 
 
 def build(cls: type[T], data: Mapping[str, Any], source: str = "config") -> T:
@@ -445,19 +557,39 @@ def load_file(path: str | Path) -> dict[str, Any]:
         raise ConfigError(
             f"{path}: config files are TOML (e.g. run.toml; --print-config writes one)"
         )
+    return parse_toml(read_text_file(path), str(path))
+
+
+def read_text_file(path: str | Path, what: str = "config file") -> str:
+    """The text of a UTF-8 file a user names (a leading BOM dropped); `ConfigError` naming the
+    file when it is missing, unreadable or not UTF-8."""
+    from rlvr.envs.jsonfiles import JSONReadError, decode_utf8  # stdlib only; imported on use
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
-    return parse_toml(text, str(path))
+        raise ConfigError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    try:
+        return decode_utf8(data.removeprefix(b"\xef\xbb\xbf"))
+    except JSONReadError as exc:
+        raise ConfigError(f"{what} {path}: {exc}") from None
 
 
 def parse_toml(text: str, source: str = "config") -> dict[str, Any]:
-    """The data of a TOML text (`ConfigError` naming `source` when it is not valid TOML)."""
+    """The data of a TOML text (`ConfigError` naming `source` when it is not valid TOML, or
+    nests tables and arrays deeper than any config: tomllib would exhaust the stack)."""
+    from rlvr.envs.jsonfiles import MAX_DEPTH, depth_exceeds
+
+    too_deep = f"{source}: tables and arrays nested more than {MAX_DEPTH} levels deep"
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(too_deep) from None
+    if depth_exceeds(data, MAX_DEPTH):
+        raise ConfigError(too_deep)
+    return data
 
 
 def read_config(cls: type[T], path: str | Path) -> T:
@@ -605,7 +737,7 @@ def _kind_of_type(option: _Option) -> dict[str, Any]:
     if sequence is not None:
         element, size = sequence
         return {"nargs": size or "*", **_kind_of_type(dataclasses.replace(option, tp=element))}
-    kind: dict[str, Any] = {"type": _argparse_type(option.tp)}
+    kind: dict[str, Any] = {"type": flag_type(option.tp, numbers=False)}
     if typing.get_origin(inner) is Literal:
         kind["choices"] = [*typing.get_args(inner), *([None] if optional else [])]
         kind["metavar"] = "{" + ",".join(_show(choice) for choice in kind["choices"]) + "}"

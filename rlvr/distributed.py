@@ -9,11 +9,14 @@ records as with envs in this process. `EnvWorkers.host` is the `EnvHost` that `e
 `run_episodes` take, and `rlvr.agents.ray_rollouts.RayRolloutCollector` the training collector.
 
 Faults: a worker that dies (its process killed, its node lost) is dropped from the pool with a
-warning, and each of its running episodes is re-run on a surviving worker: reset with the same
-seed and options (the posed task's fingerprint must match the record's) and replayed up to the
-reply that was in flight. An episode that cannot be re-run (no worker left for it, another task
-posed) ends flagged `infra_error`, never scored 0. Replies that kill the worker of their re-run
-too crash the env itself: that stops the run (`EnvWorkersError`), as it would in-process.
+warning, and each of its running episodes is re-run on a surviving worker, or on a new one when
+none survives: reset with the same seed and options (the posed task's fingerprint must match the
+record's) and replayed up to the reply that was in flight. Replies that kill the worker of their
+re-run too crash the env itself: that stops the run (`EnvWorkersError`), as it would in-process,
+however many workers are left (none included). A worker death cannot be told from a reply's
+crash by itself, so it never excuses an episode: the only episodes flagged `infra_error` are
+those whose re-run env posed another task (never scored 0). When no new worker can start, the
+run stops too.
 
 Needs the `ray` extra; `import rlvr`, `rlvr.envs` and `rlvr.agents` never import this module.
 """
@@ -173,8 +176,9 @@ class EnvWorkers:
         local = address in (None, "", "local")
         cpus = max(os.cpu_count() or 1, int(count * cpus_per_worker + 0.999)) if local else None
         self._owns_ray = connect(address, num_cpus=cpus)
-        remote = ray.remote(EnvWorker).options(num_cpus=cpus_per_worker)
-        self.workers = [_Worker(f"env-worker-{i}", remote.remote()) for i in range(count)]
+        self._remote = ray.remote(EnvWorker).options(num_cpus=cpus_per_worker)
+        self._start_timeout = start_timeout
+        self.workers = [_Worker(f"env-worker-{i}", self._remote.remote()) for i in range(count)]
         self.started = count
         try:
             ray.get([w.actor.ready.remote() for w in self.workers], timeout=start_timeout)
@@ -192,6 +196,8 @@ class EnvWorkers:
         """Episodes re-run on another worker after theirs died."""
         self.lost_episodes = 0
         """Episodes flagged infra_error because they could not be re-run."""
+        self.replaced = 0
+        """Workers started because none was left."""
 
     # -- what users call --
 
@@ -214,6 +220,7 @@ class EnvWorkers:
             "ray/env_workers": float(len(self.alive)),
             "ray/rerun_episodes": float(self.reruns),
             "ray/lost_episodes": float(self.lost_episodes),
+            "ray/replaced_env_workers": float(self.replaced),
         }
 
     def close(self) -> None:
@@ -244,21 +251,35 @@ class EnvWorkers:
             return self._kinds.index(wanted)
 
     def _place(self, kind: int, position: int, avoid: _Worker | None = None) -> _Place:
-        """Lease the lowest free index of `kind` on the worker for `position`."""
+        """Lease the lowest free index of `kind` on the worker for `position` (on a new worker
+        when none is left)."""
         with self._lock:
             candidates = [w for w in self.workers if w.alive and w is not avoid]
-            if not candidates:
-                raise EnvWorkersError(
-                    f"all {self.started} env workers died; nothing can run the envs (the "
-                    "warnings above say when each was lost)"
-                )
-            worker = candidates[position % len(candidates)]
+            worker = candidates[position % len(candidates)] if candidates else self._replace()
             index = 0
             while (id(worker), kind, index) in self._leased:
                 index += 1
             self._leased.add((id(worker), kind, index))
         self._define(worker, kind)
         return _Place(worker, kind, index)
+
+    def _replace(self) -> _Worker:
+        """Start a worker in place of the dead ones (under the lock): without it, an episode
+        whose worker died could be neither re-run nor judged, and the run could not go on."""
+        worker = _Worker(f"env-worker-{self.started}", self._remote.remote())
+        self.started += 1
+        try:
+            ray.get(worker.actor.ready.remote(), timeout=self._start_timeout)
+        except (GetTimeoutError, RayActorError) as error:
+            ray.kill(worker.actor)
+            raise EnvWorkersError(
+                f"all env workers died and a new one did not start in {self._start_timeout:.0f} "
+                f"s ({type(error).__name__}); nothing can run the envs (the warnings above say "
+                "when each was lost)"
+            ) from None
+        self.workers.append(worker)
+        self.replaced += 1
+        return worker
 
     def _define(self, worker: _Worker, kind: int) -> None:
         if kind in worker.kinds:
@@ -279,9 +300,9 @@ class EnvWorkers:
                 return
             worker.alive = False
             left = sum(w.alive for w in self.workers)
+        where = f"the {left} env workers left" if left else "a new env worker"
         warnings.warn(
-            f"{worker.name} died ({type(error).__name__}); its episodes are re-run on the "
-            f"{left} env workers left",
+            f"{worker.name} died ({type(error).__name__}); its episodes are re-run on {where}",
             RuntimeWarning,
             stacklevel=2,
         )
@@ -404,28 +425,29 @@ class RemoteEnvs:
         self.places[position] = self.pool._place(old.kind, position, avoid=old.worker)
 
     def _rerun(self, position: int) -> StepResult:
-        """Re-run a lost episode on a surviving worker, up to its latest text (infra_error if it
-        cannot be: no worker left, or the env poses another task than it did)."""
+        """Re-run a lost episode on a surviving worker (a new one if none is left), up to its
+        latest text; infra_error only if the env poses another task than it did. No worker to
+        re-run on is no excuse: a reply that killed the last worker must not escape its score,
+        so then the run stops (`EnvWorkersError` from `_place`)."""
         history = self.history[position]
+        self._move(position)
+        place = self.places[position]
         try:
-            self._move(position)
-            place = self.places[position]
             fingerprint, result = ray.get(
                 place.worker.actor.replay.remote(
                     place.kind, place.index, history.start, history.options, history.texts
                 )
             )
-        except EnvWorkersError as error:
-            return self._lost(history, f"{type(error).__name__}: {error}")
         except RayActorError as error:
             # The same replies killed a second worker: the env crashes on them, as it would
             # in-process. Flagging that infra_error would let a reply excuse itself from its
             # score, so the run stops as it would without Ray.
-            self.pool._lose(self.places[position].worker, error)
+            self.pool._lose(place.worker, error)
+            env_id = self.pool._kinds[place.kind][0]
             raise EnvWorkersError(
-                f"the replies of episode {history.start.episode} killed two env workers (the env "
-                f"crashes on them; in-process the run would stop too); last reply "
-                f"{history.texts[-1]!r:.200}"
+                f"{env_id}, episode {history.start.episode} (seed {history.start.seed}): its "
+                f"replies killed two env workers (the env crashes on them; in-process the run "
+                f"would stop too); last reply {history.texts[-1]!r:.200}"
             ) from None
         if fingerprint != history.fingerprint or result is None:
             return self._lost(history, "the re-run env posed another task")

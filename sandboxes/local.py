@@ -53,11 +53,16 @@ JOIN_CGROUPS = (
 def worker_config(**settings: Any) -> dict[str, Any]:
     """The config a worker reads (see `rlvr.sandboxes.worker`): what every backend gives it (a
     working directory under /tmp, the writable places emptied after each run, a minimal
-    environment) plus the backend's `settings`."""
+    environment) plus the backend's `settings`.
+
+    The environment is the same in every run of every backend, and so is the hash seed: the
+    worker's interpreter starts with PYTHONHASHSEED=0, which its forked runs inherit, and the
+    programs' environment carries it to any interpreter they start. A program's results then
+    never depend on which worker ran it (set iteration order, `hash()`)."""
     return {
         "workdir": WORKDIR,
         "clean": ["/tmp", "/dev/shm"],
-        "env": {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp"},
+        "env": {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp", "PYTHONHASHSEED": "0"},
         **settings,
     }
 

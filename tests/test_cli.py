@@ -127,3 +127,19 @@ def test_play_reads_replies_from_the_terminal():
 def test_bad_agent_spec_is_a_clear_error(capsys):
     assert main(["eval", "rlvrtest/CliCapitals-v0", "--agent", "nobody"]) == 1
     assert "unknown agent 'nobody'; use one of: oracle" in capsys.readouterr().err
+
+
+def test_play_refuses_bad_input_in_one_line():
+    for args, message in [
+        (("rlvr/Nope-v0",), "error: rlvr/Nope-v0: Environment `Nope` doesn't exist"),
+        (("rlvr/Math-v0", "--kwargs", '{"difficulty": 9}'), "error: rlvr/Math-v0: difficulty"),
+        (("rlvr/TicTacToe-v0", "--kwargs", '{"x": 1}'), "unknown argument(s) x=1"),
+        (("rlvr/Math-v0", "--kwargs", "[1]"), "--kwargs: must be a JSON object"),
+        (("rlvr/Math-v0", "--kwargs", '{"difficulty": NaN}'), "NaN is not a JSON number"),
+        (("rlvr/Math-v0", "--kwargs", "[" * 5000), "JSON nested more than 100 levels"),
+        (("rlvr/Math-v0", "--seed", "-1"), "--seed: must be in [0, 4294967295]"),
+    ]:
+        result = run_cli("play", *args, stdin="/quit\n")
+        assert result.returncode in (1, 2), (args, result.stdout)
+        assert message in result.stderr and "Traceback" not in result.stderr, result.stderr
+        assert result.stderr.strip().splitlines()[-1].count("error") == 1

@@ -5,6 +5,7 @@ tests/agents/test_train_config.py)."""
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -14,9 +15,13 @@ import pytest
 from rlvr.agents.cli import EvalConfig
 from rlvr.cli import build_parser, main
 from rlvr.config import (
+    MAX_SEED,
     ConfigError,
+    Positive,
+    Seed,
     add_config_arguments,
     build,
+    check_numbers,
     differences,
     dump,
     field_docs,
@@ -92,6 +97,33 @@ class Example:
     """A second table declaring --rate too."""
     settings: Mapping[str, Any] = field(default_factory=dict)
     """JSON on the command line, a table in a file."""
+
+
+@dataclass(frozen=True)
+class Numbers:
+    """Number fields of every kind, checked as the real configs check theirs."""
+
+    share: float = 0.5
+    """A share."""
+    limit: float | None = None
+    """An optional number."""
+    pair: tuple[float, float] = (0.9, 0.99)
+    """Two numbers."""
+    count: int = 2
+    """Any integer."""
+    seed: Seed = 0
+    """A seed."""
+    parts: Positive = 1
+    """At least one."""
+    first_seed: Seed | None = None
+    """An optional seed."""
+    inner: Inner = field(default_factory=Inner)
+    """A nested table."""
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    """Free-form (the env they go to checks them)."""
+
+    def __post_init__(self) -> None:
+        check_numbers(self)
 
 
 def parser_of(cls: type = Example) -> argparse.ArgumentParser:
@@ -214,7 +246,7 @@ def test_written_config_reads_back_equal(tmp_path):
     config = Example(
         items=(Item("a b", {"nested": {"x": [1, 2.5]}, "none": None}), Item('ü\n"q"\t\\')),
         count=-3,
-        ratio=float("inf"),
+        ratio=1e300,
         label='He said "hi"\nthen left \x7f\x01',
         kind="b",
         size="s",
@@ -224,8 +256,8 @@ def test_written_config_reads_back_equal(tmp_path):
         pair=(1e-300, 2.0),
         inner=Inner(rate=1e-6, limit=None),
         extra=Inner(),
-        settings={"key with space": "v", "list": ["a", True]},
-    )
+        settings={"key with space": "v", "list": ["a", True], "far": [float("inf"), -1e-300]},
+    )  # a float field is finite (refused otherwise); free-form settings may hold an infinity
     path = write_config(config, tmp_path / "config.toml", comment="a comment\nover two lines")
     assert path.read_text().startswith("# a comment\n# over two lines\n")
     assert read_config(Example, path) == config
@@ -300,3 +332,116 @@ def test_rlvr_eval_flags_and_file(tmp_path, capsys):
 def test_rlvr_eval_needs_an_env(capsys):
     assert main(["eval", "--episodes", "2"]) == 1
     assert "env_id is required: give ENV_ID" in capsys.readouterr().err
+
+
+# --- numbers no field means, deep or undecodable files -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("share = nan", "share must be a finite number, got nan"),
+        ("share = -inf", "share must be a finite number, got -inf"),
+        ("limit = inf", "limit must be a finite number, got inf"),
+        ("pair = [0.5, nan]", "pair[1] must be a finite number, got nan"),
+        ("seed = -1", "seed must be in [0, 4294967295] (seeds are 32-bit unsigned integers)"),
+        ("seed = 4294967296", "seed must be in [0, 4294967295]"),
+        ("first_seed = -3", "first_seed must be in [0, 4294967295]"),
+        ("parts = 0", "parts must be >= 1, got 0"),
+        ("[inner]\nrate = nan", "inner.rate must be a finite number, got nan"),
+    ],
+)
+def test_a_number_no_field_means_is_refused_at_load_naming_file_and_key(tmp_path, text, message):
+    path = tmp_path / "run.toml"
+    path.write_text(text + "\n")
+    with pytest.raises(ConfigError) as error:
+        resolved([], path, Numbers)
+    assert str(error.value).startswith(f"{path}: {message}")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--share", "nan"], "share must be a finite number, got nan"),
+        (["--pair", "0.1", "1e999"], "pair[1] must be a finite number, got inf"),
+        (["--count", str(2**64)], "count must be in [-9223372036854775808, 9223372036854775807]"),
+        (["--inner.limit", str(-(2**70))], "inner.limit must be in [-9223372036854775808,"),
+        (["--seed", str(2**64)], "seed must be in [0, 4294967295]"),
+        (["--parts", "-2"], "parts must be >= 1, got -2"),
+    ],
+)
+def test_a_number_no_field_means_is_refused_from_a_flag(argv, message):
+    with pytest.raises(ConfigError, match=re.escape(f"command line: {message}")):
+        resolved(argv, cls=Numbers)
+
+
+def test_the_numbers_a_field_means_are_kept(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text(
+        f"share = -1e300\ncount = {-(2**63)}\nseed = {MAX_SEED}\nfirst_seed = 0\nparts = 7\n"
+        "[settings]\nanything = inf\n"
+    )
+    config = resolved([], path, Numbers)
+    numbers = (config.share, config.count, config.seed, config.parts)
+    assert numbers == (-1e300, -(2**63), MAX_SEED, 7)
+    assert config.settings == {"anything": float("inf")}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"share": float("nan")}, "share must be a finite number, got nan"),
+        ({"pair": (0.5, float("inf"))}, "pair[1] must be a finite number, got inf"),
+        ({"seed": -1}, "seed must be in [0, 4294967295]"),
+        ({"count": 2**63}, "count must be in [-9223372036854775808, 9223372036854775807]"),
+    ],
+)
+def test_a_config_made_in_python_is_checked_as_a_file_is(overrides, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Numbers(**overrides)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "[" * 5000 + "]" * 5000,
+        "{ a = " * 3000 + "1" + " }" * 3000,
+        "[" * 150 + "]" * 150,  # deeper than any config, though within the stack
+    ],
+    ids=["arrays", "inline-tables", "shallow-enough-for-tomllib"],
+)
+def test_a_file_nested_too_deeply_is_refused_naming_it(tmp_path, value):
+    path = tmp_path / "run.toml"
+    path.write_text(f"settings = {{ deep = {value} }}\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: tables and arrays nested more than")):
+        resolved([], path, Numbers)
+
+
+def test_a_file_that_is_not_utf8_is_refused_naming_it_and_a_bom_is_no_error(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_bytes(b"share = 0.25\nsettings = { label = '\xe9t\xe9' }\n")  # Latin-1
+    with pytest.raises(ConfigError) as error:
+        resolved([], path, Numbers)
+    assert str(error.value) == (
+        f"config file {path}: not UTF-8 text (byte 0xe9 at line 2 column 23); save the file as "
+        "UTF-8"
+    )
+    path.write_bytes(b"\xef\xbb\xbfshare = 0.25\n")
+    assert resolved([], path, Numbers).share == 0.25
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"a": NaN}', "NaN is not a JSON number"),
+        ('{"a": [1, -Infinity]}', "-Infinity is not a JSON number"),
+        ("[" * 5000, "JSON nested more than 100 levels deep"),
+        ('{"a": ' * 200 + "1" + "}" * 200, "JSON nested more than 100 levels deep"),
+    ],
+)
+def test_a_json_flag_that_is_not_plain_json_is_a_usage_error(text, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        parser_of(Numbers).parse_args(["--settings", text])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --settings: not valid JSON: " in err and message in err

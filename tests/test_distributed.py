@@ -1,6 +1,7 @@
 """Envs on Ray env workers (`rlvr.distributed`): the same records as in-process, the oracle on
-remote envs, a worker killed mid-episode (re-run elsewhere, or flagged infra_error when no
-worker is left), and Ctrl-C leaving no Ray process behind."""
+remote envs, a worker killed mid-episode (re-run elsewhere, on a new worker when none is left),
+replies that kill workers (the run stops, never an excused infra_error), and Ctrl-C leaving no
+Ray process behind."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import gymnasium as gym
 import pytest
 
 from rlvr.agents.policy import Completion
@@ -97,7 +99,7 @@ def test_a_worker_killed_mid_episode_has_its_episodes_rerun_elsewhere(ray_cluste
 
     support.register()
     starts = [Start(i, 0, 100 + i) for i in range(6)]
-    envs = [__import__("gymnasium").make("test/Retry-v0") for _ in starts]
+    envs = [gym.make("test/Retry-v0") for _ in starts]
     expected = play_episodes(envs, starts, KillingActor())
     with EnvWorkers(2) as pool:
         batch = pool.batch([("test/Retry-v0", None)] * len(starts))
@@ -114,22 +116,38 @@ def test_a_worker_killed_mid_episode_has_its_episodes_rerun_elsewhere(ray_cluste
         assert len(report.episodes) == 4
 
 
-def test_episodes_that_cannot_be_rerun_are_infra_errors_not_zeros(ray_cluster):
-    from rlvr.distributed import EnvWorkers, EnvWorkersError
+def test_a_lone_worker_killed_from_outside_is_replaced_and_its_episodes_rerun(ray_cluster):
+    """No reply is at fault (the worker is killed from outside) and none survives: a new worker
+    re-runs the episodes, which get their real scores, and the run goes on with it."""
+    from rlvr.distributed import EnvWorkers
 
     support.register()
     starts = [Start(i, 0, i) for i in range(3)]
+    envs = [gym.make("test/Retry-v0") for _ in starts]
+    expected = play_episodes(envs, starts, KillingActor())
     with EnvWorkers(1) as pool:
         batch = pool.batch([("test/Retry-v0", None)] * len(starts))
         kill = lambda: kill_worker(ray_cluster, pool.workers[0])  # noqa: E731
-        with pytest.warns(RuntimeWarning, match="died"):
+        with pytest.warns(RuntimeWarning, match="re-run on a new env worker"):
             records = play_episodes(batch, starts, KillingActor(kill))
-        assert all(r.infra_error and r.truncated for r in records)
-        assert pool.lost_episodes == 3 and pool.reruns == 0
-        report = EvalReport("test/Retry-v0", records)
-        assert report.judged == [] and report.mean_reward != report.mean_reward  # nan, not 0
-        with pytest.raises(EnvWorkersError, match="all 1 env workers died"):
-            pool.batch([("test/Retry-v0", None)])
+        assert records == expected and not any(r.infra_error for r in records)
+        assert (pool.reruns, pool.lost_episodes, pool.replaced) == (3, 0, 1)
+        assert [w.name for w in pool.alive] == ["env-worker-1"]
+        report = evaluate("test/Retry-v0", RandomPolicy(0), episodes=2, env_host=pool.host)
+        assert len(report.episodes) == 2 and report.infra_errors == 0
+
+
+def replying(script: dict[int, list[str]]):
+    """An actor giving episode e the replies `script[e]`, one per turn ("no idea" past them)."""
+
+    def act(active, records):
+        return [Completion(reply_of(script.get(r.episode, []), r.turns)) for r in records]
+
+    return act
+
+
+def reply_of(replies: list[str], turn: int) -> str:
+    return replies[turn] if turn < len(replies) else "no idea"
 
 
 def test_replies_that_kill_a_worker_again_on_rerun_stop_the_run(ray_cluster):
@@ -141,14 +159,96 @@ def test_replies_that_kill_a_worker_again_on_rerun_stop_the_run(ray_cluster):
     starts = [Start(0, 0, 0), Start(1, 0, 1)]
     with EnvWorkers(2) as pool:
         batch = pool.batch([("test/Crash-v0", None)] * len(starts))
-
-        def crash_first(active, records):
-            return [Completion("CRASH" if r.episode == 0 else "no idea") for r in records]
-
-        killed = pytest.raises(EnvWorkersError, match="killed two env workers")
+        killed = pytest.raises(EnvWorkersError, match="episode 0 .*killed two env workers")
         with pytest.warns(RuntimeWarning, match="died"), killed:
-            play_episodes(batch, starts, crash_first)
+            play_episodes(batch, starts, replying({0: ["CRASH"]}))
         assert pool.lost_episodes == 0
+
+
+@pytest.mark.parametrize(
+    ("workers", "crashing"),
+    [(1, [0]), (2, [0, 1]), (1, [0, 1])],
+    ids=["1-worker-1-reply", "2-workers-2-replies", "1-worker-2-replies"],
+)
+def test_replies_that_kill_every_worker_stop_the_run(ray_cluster, workers, crashing):
+    """No worker survives the step, so the episodes are re-run on a new one, and the replies
+    kill it too: the run stops, naming the env and the episode; no episode is excused as an
+    infrastructure error."""
+    from rlvr.distributed import EnvWorkers, EnvWorkersError
+
+    support.register()
+    starts = [Start(i, 0, i) for i in range(4)]
+    with EnvWorkers(workers) as pool:
+        batch = pool.batch([("test/Crash-v0", None)] * len(starts))
+        first = min(crashing)
+        stopped = pytest.raises(
+            EnvWorkersError, match=f"test/Crash-v0, episode {first} .*killed two env workers"
+        )
+        with pytest.warns(RuntimeWarning, match="died") as warned, stopped:
+            play_episodes(batch, starts, replying({e: ["CRASH"] for e in crashing}))
+        assert any("re-run on a new env worker" in str(w.message) for w in warned)
+        assert pool.lost_episodes == 0 and pool.replaced == 1
+
+
+def test_a_reply_killing_the_last_worker_a_step_later_stops_the_run(ray_cluster, tmp_path):
+    """Step 1: a reply kills its worker once (a crash that does not come back: re-run on the
+    other worker and graded). Step 2: another reply kills the worker left; re-run on a new
+    worker, it kills that one too, and the run stops."""
+    from rlvr.distributed import EnvWorkers, EnvWorkersError
+
+    support.register()
+    starts = [Start(0, 0, 0), Start(1, 0, 1)]
+    kwargs = {"crash_marker": str(tmp_path / "crashed")}
+    with EnvWorkers(2) as pool:
+        batch = pool.batch([("test/Crash-v0", kwargs)] * len(starts))
+        act = replying({0: ["CRASH ONCE"], 1: ["no idea", "CRASH"]})
+        stopped = pytest.raises(EnvWorkersError, match="episode 1 .*last reply 'CRASH'")
+        with pytest.warns(RuntimeWarning, match="died"), stopped:
+            play_episodes(batch, starts, act)
+        assert (pool.reruns, pool.lost_episodes, pool.replaced) == (2, 0, 1)
+
+
+def test_a_reply_that_kills_its_lone_worker_once_is_graded_on_a_new_one(ray_cluster, tmp_path):
+    """A crash that does not come back on the re-run (the infrastructure's, or a flaky env's):
+    the episodes are re-run on a new worker and scored as in-process, the crashing reply
+    included (0, not excused)."""
+    from rlvr.distributed import EnvWorkers
+
+    support.register()
+    starts = [Start(i, 0, i) for i in range(3)]
+    act = replying({1: ["CRASH ONCE"]})
+    marker = tmp_path / "crashed"
+    marker.touch()  # in-process the reply is simply graded
+    envs = [gym.make("test/Crash-v0", crash_marker=str(marker)) for _ in starts]
+    expected = play_episodes(envs, starts, act)
+    marker.unlink()
+    with EnvWorkers(1) as pool:
+        batch = pool.batch([("test/Crash-v0", {"crash_marker": str(marker)})] * len(starts))
+        with pytest.warns(RuntimeWarning, match="a new env worker"):
+            records = play_episodes(batch, starts, act)
+        assert marker.exists()  # the reply did kill the first worker
+        assert records == expected and not any(r.infra_error for r in records)
+        assert records[1].rewards[0] == 0.0
+        assert (pool.reruns, pool.lost_episodes, pool.replaced) == (3, 0, 1)
+
+
+def test_no_room_for_a_new_worker_stops_the_run(ray_cluster):
+    """The last worker dies and no new one can start (here: the cluster has no room for it):
+    the episodes are not excused as infrastructure errors (a reply may have killed the worker),
+    the run stops."""
+    from rlvr.distributed import EnvWorker, EnvWorkers, EnvWorkersError
+
+    support.register()
+    starts = [Start(i, 0, i) for i in range(2)]
+    with EnvWorkers(1) as pool:
+        pool._remote = ray_cluster.remote(EnvWorker).options(num_cpus=64)  # never placed
+        pool._start_timeout = 2
+        batch = pool.batch([("test/Retry-v0", None)] * len(starts))
+        kill = lambda: kill_worker(ray_cluster, pool.workers[0])  # noqa: E731
+        stopped = pytest.raises(EnvWorkersError, match="a new one did not start in 2 s")
+        with pytest.warns(RuntimeWarning, match="died"), stopped:
+            play_episodes(batch, starts, KillingActor(kill))
+        assert pool.lost_episodes == 0 and pool.replaced == 0
 
 
 def _session_processes(session: int) -> list[tuple[int, str]]:

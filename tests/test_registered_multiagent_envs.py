@@ -1,4 +1,5 @@
-"""Every registered multi-agent env passes PettingZoo's own tests and ours."""
+"""Every registered multi-agent env passes PettingZoo's own tests and ours, among them
+`rlvr.envs.multiagent.check_env` (the checker users run on their own envs)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from pettingzoo.utils.conversions import aec_to_parallel
 
 from rlvr.envs.errors import ActionError, EnvConfigError, NotTextError
 from rlvr.envs.multiagent import (
+    RetiredEnvWarning,
     TextAECEnv,
+    check_env,
     env_ids,
     make,
     make_parallel,
@@ -41,11 +44,23 @@ def test_the_builtin_envs_are_registered():
         "rlvr/Nim-v0",
         "rlvr/Negotiation-v0",
         "rlvr/Debate-v0",
-        "rlvr/ProposerSolver-v0",
+        "rlvr/ProposerSolver-v1",
         "rlvr/SQLDebate-v0",
-        "rlvr/CodeProposerSolver-v0",
+        "rlvr/CodeProposerSolver-v1",
     ]
     assert env_ids()[: len(ENV_IDS)] == ENV_IDS
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    ENV_IDS,
+)
+def test_check_env(env_id):
+    env = make(env_id)
+    try:
+        check_env(env)
+    finally:
+        env.close()
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
@@ -158,7 +173,25 @@ def test_a_user_registered_env_is_made_like_a_builtin_one():
         assert env.action_space("player_0").max_length == 2000
         assert make("rlvrtest/SmallConnect4-v0", max_text_length=900).max_text_length == 900
         api_test(env, num_cycles=50)
+        check_env(env)
         with pytest.raises(EnvConfigError, match="does not fit max_text_length=300"):
             make("rlvrtest/SmallConnect4-v0", max_text_length=300).reset()
     finally:
         del registry["rlvrtest/SmallConnect4-v0"]
+
+
+@pytest.mark.parametrize(
+    ("retired", "successor"),
+    [
+        ("rlvr/ProposerSolver-v0", "rlvr/ProposerSolver-v1"),
+        ("rlvr/CodeProposerSolver-v0", "rlvr/CodeProposerSolver-v1"),
+    ],
+)
+def test_a_retired_id_makes_its_successor_and_says_so(retired, successor):
+    with pytest.warns(RetiredEnvWarning, match=f"{retired} is retired.*{successor}"):
+        env = make(retired)
+    try:
+        assert type(env) is type(make(successor))
+        assert retired not in env_ids()
+    finally:
+        env.close()

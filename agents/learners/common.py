@@ -224,6 +224,19 @@ def per_turn(values: Sequence[float], turns: torch.Tensor) -> torch.Tensor:
     return table[turns.clamp(max=len(values) - 1)]
 
 
+def id_weights(
+    episodes: Sequence[Episode],
+    like: torch.Tensor,
+    weight: float,
+    turn_weights: Sequence[float] | None,
+) -> torch.Tensor:
+    """A weight for every per-token column, shaped and typed like `like` (N, T-1): `weight`,
+    or where `turn_weights` is given, the weight of the column's turn (`per_turn`)."""
+    if turn_weights is None:
+        return torch.full_like(like, weight)
+    return per_turn(turn_weights, token_turns(episodes, like.shape[1])).to(like)
+
+
 def check_turn_weights(
     values: Sequence[float] | None, name: str, scalar: str = "", scalar_value: float = 0.0
 ) -> None:

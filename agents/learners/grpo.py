@@ -41,6 +41,7 @@ from rlvr.agents.learners.common import (
     check_turn_weights,
     clip_gradients,
     forward,
+    id_weights,
     linear_warmup,
     make_batch,
     masked_mean,
@@ -50,7 +51,7 @@ from rlvr.agents.learners.common import (
 )
 from rlvr.agents.policy import TrainablePolicy
 from rlvr.agents.rollouts import Episode
-from rlvr.config import cli
+from rlvr.config import check_numbers, cli
 
 LossType = Literal["grpo", "dapo", "dr_grpo"]
 LOSS_TYPES: tuple[str, ...] = get_args(LossType)
@@ -115,6 +116,7 @@ class GRPOConfig:
     (truncated importance sampling). On-policy batches are not reweighted."""
 
     def __post_init__(self) -> None:
+        check_numbers(self)
         if self.loss_type not in LOSS_TYPES:
             raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {self.loss_type!r}")
         if self.lr <= 0:
@@ -414,10 +416,7 @@ class GRPOLearner:
 
     def _kl_weights(self, episodes: Sequence[Episode], batch: Batch) -> torch.Tensor:
         """The KL weight of every id, (N, T-1): `beta`, or with `turn_beta` its turn's weight."""
-        if self.config.turn_beta is None:
-            return torch.full_like(batch.loss_mask, self.config.beta)
-        turns = token_turns(episodes, batch.loss_mask.shape[1])
-        return per_turn(self.config.turn_beta, turns).to(batch.loss_mask)
+        return id_weights(episodes, batch.loss_mask, self.config.beta, self.config.turn_beta)
 
     def _kl_metrics(
         self, episodes: Sequence[Episode], kl: torch.Tensor, mask: torch.Tensor

@@ -36,6 +36,7 @@ from rlvr.agents.learners.common import (
     check_turn_weights,
     clip_gradients,
     forward,
+    id_weights,
     make_batch,
     masked_mean,
     masked_whiten,
@@ -46,7 +47,7 @@ from rlvr.agents.learners.common import (
 from rlvr.agents.learners.grpo import clipped_surrogate
 from rlvr.agents.policy import TrainablePolicy
 from rlvr.agents.rollouts import Episode
-from rlvr.config import cli
+from rlvr.config import check_numbers, cli
 
 ValueModel = Literal["head", "critic"]
 VALUE_MODELS: tuple[str, ...] = get_args(ValueModel)
@@ -95,6 +96,7 @@ class PPOConfig:
     """Clip the global gradient norm to this (None: no clipping)."""
 
     def __post_init__(self) -> None:
+        check_numbers(self)
         if self.value_model not in VALUE_MODELS:
             raise ValueError(f"value_model must be one of {VALUE_MODELS}, got {self.value_model!r}")
         if self.lr <= 0 or (self.critic_lr is not None and self.critic_lr <= 0):
@@ -269,10 +271,8 @@ class PPOLearner:
 
     def _kl_coefs(self, episodes: Sequence[Episode], batch: Batch) -> torch.Tensor:
         """The KL penalty of every id, (N, T-1): `kl_coef`, or its turn's `turn_kl_coef`."""
-        if self.config.turn_kl_coef is None:
-            return torch.full_like(batch.loss_mask, self.config.kl_coef)
-        turns = token_turns(episodes, batch.loss_mask.shape[1])
-        return per_turn(self.config.turn_kl_coef, turns).to(batch.loss_mask)
+        config = self.config
+        return id_weights(episodes, batch.loss_mask, config.kl_coef, config.turn_kl_coef)
 
     def _minibatch_step(
         self,

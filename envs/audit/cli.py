@@ -9,6 +9,8 @@ import shlex
 import sys
 from typing import Any
 
+from rlvr.config import Seed, flag_type
+
 
 def add_commands(subparsers: Any) -> None:
     audit = subparsers.add_parser(
@@ -24,7 +26,7 @@ def add_commands(subparsers: Any) -> None:
         "HumanEval .jsonl[.gz]; SQL: 'procedural'",
     )
     audit.add_argument("--n", type=int, default=None, help="audit N items drawn by --seed")
-    audit.add_argument("--seed", type=int, default=0, help="seed of the item sample")
+    audit.add_argument("--seed", type=flag_type(Seed), default=0, help="seed of the item sample")
     audit.add_argument(
         "--examples", type=int, default=5, help="disagreements printed per style (-1: all)"
     )
@@ -38,7 +40,7 @@ def add_commands(subparsers: Any) -> None:
 
 
 def audit_command(args: argparse.Namespace) -> int:
-    from rlvr.envs.audit import record_rates, run_audit
+    from rlvr.envs.audit import load_rates, record_rates, run_audit
     from rlvr.envs.errors import DatasetError, EnvConfigError
 
     def progress(done: int, total: int) -> None:
@@ -46,6 +48,8 @@ def audit_command(args: argparse.Namespace) -> int:
             print(f"  {done}/{total} items", file=sys.stderr, flush=True)
 
     try:
+        if args.record:
+            load_rates(args.record)  # a file it cannot merge into is refused before the audit
         report = run_audit(args.env_id, args.dataset, n=args.n, seed=args.seed, progress=progress)
     except (DatasetError, EnvConfigError) as exc:
         print(f"rlvr audit: {exc}", file=sys.stderr)

@@ -27,6 +27,7 @@ from rlvr.envs.audit.report import Probe
 from rlvr.envs.errors import DatasetError, EnvError
 from rlvr.sandboxes import ExecRequest, ExecResult, Executor, Limits, ProgramStatus, SandboxError
 from rlvr.sandboxes.types import MiB
+from rlvr.verifiers.code.extract import parse_python
 from rlvr.verifiers.code.harness import HARNESS_FILE, encode_value
 from rlvr.verifiers.code.spec import CodeTests
 from rlvr.verifiers.code.verifier import HARNESS_SOURCE
@@ -104,17 +105,26 @@ class CodeAudit:
         if not reference:
             self.skipped["no reference solution"] += 1
             return []
-        probes = [Probe(item, style, True, reply) for style, reply in right_replies(tests)]
-        return probes + self._wrong_probes(env, item, tests)
+        if parse_python(reference) is None:  # a source of your own: the loaders refuse it
+            self.skipped["reference solution does not parse"] += 1
+            return []
+        try:
+            replies = right_replies(tests)
+            mutants = off_by_one_mutants(reference, tests.entry_point, np.random.default_rng(item))
+        except (RecursionError, MemoryError):  # a tree the parser took but ast.unparse cannot write
+            self.skipped["reference solution nested too deeply to rewrite"] += 1
+            return []
+        probes = [Probe(item, style, True, reply) for style, reply in replies]
+        return probes + self._wrong_probes(env, item, tests, mutants[:MAX_MUTANTS])
 
-    def _wrong_probes(self, env: Any, item: int, tests: CodeTests) -> list[Probe]:
-        """Wrong versions of the reference that the tests' own calls can tell apart from it,
-        checked in the env's sandbox. If that sandbox fails, the perturbed solution and the
-        first mutant come back as infrastructure-error probes: not judged, not skipped."""
-        reference = tests.reference or ""
-        perturbed = reference + _PERTURB.format(entry=tests.entry_point)
-        rng = np.random.default_rng(item)
-        mutants = off_by_one_mutants(reference, tests.entry_point, rng)[:MAX_MUTANTS]
+    def _wrong_probes(
+        self, env: Any, item: int, tests: CodeTests, mutants: list[str]
+    ) -> list[Probe]:
+        """Wrong versions of the reference (perturbed, and `mutants`) that the tests' own calls
+        can tell apart from it, checked in the env's sandbox. If that sandbox fails, the perturbed
+        solution and the first mutant come back as infrastructure-error probes: not judged, not
+        skipped."""
+        perturbed = (tests.reference or "") + _PERTURB.format(entry=tests.entry_point)
         try:
             verdicts = differences(tests, [perturbed, *mutants], env.judge.verifier.executor())
         except (DifferentialInfraError, SandboxError) as exc:
@@ -173,9 +183,8 @@ def right_replies(tests: CodeTests) -> list[tuple[str, str]]:
 
 def entry_function_alone(code: str, entry: str) -> str | None:
     """The entry point's definition without its docstring, nothing else of `code`."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
+    tree = parse_python(code)
+    if tree is None:
         return None
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == entry:
@@ -189,8 +198,9 @@ def entry_function_alone(code: str, entry: str) -> str | None:
 
 def off_by_one_mutants(code: str, entry: str, rng: np.random.Generator) -> list[str]:
     """Every single-site mutant of the entry function (an int constant plus one, a comparison
-    flipped), in a seeded random order."""
-    sites = _mutation_sites(ast.parse(code), entry)
+    flipped), in a seeded random order; none when `code` does not parse."""
+    parsed = parse_python(code)
+    sites = _mutation_sites(parsed, entry) if parsed is not None else []
     mutants = []
     for index in rng.permutation(len(sites)):
         tree = ast.parse(code)

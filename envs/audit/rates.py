@@ -11,19 +11,33 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.envs.audit.report import AuditReport
+from rlvr.envs.errors import EnvConfigError
+from rlvr.envs.jsonfiles import JSONReadError, read_json_file
 
 RATES_FILE = Path(__file__).resolve().parents[2] / "leaderboards" / "verifier_audit.json"
 """Where the repository keeps its published rates (shipped as `rlvr.leaderboards` data)."""
 
 
 def load_rates(path: str | Path | None = None) -> dict[str, list[dict[str, Any]]]:
-    """Env id -> its audits (one per dataset); {} if the file does not exist."""
+    """Env id -> its audits (one per dataset); {} if the file does not exist. A file that is not
+    one `record_rates` writes (not UTF-8 JSON, nested too deeply, another shape) is an
+    `EnvConfigError` naming it."""
     file = Path(path) if path is not None else _installed_rates()
     if not file.is_file():
         return {}
-    data = json.loads(file.read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        raise ValueError(f"{file}: expected a JSON object keyed by env id")
+    try:
+        data = read_json_file(file)
+    except JSONReadError as exc:
+        raise EnvConfigError(f"{file}: {exc}") from None
+    shaped = isinstance(data, dict) and all(
+        isinstance(audits, list) and all(isinstance(audit, dict) for audit in audits)
+        for audits in data.values()
+    )
+    if not shaped:
+        raise EnvConfigError(
+            f"{file}: not a rates file: expected a JSON object mapping each env id to a list of "
+            "audits (as --record writes it); name another file"
+        )
     return data
 
 

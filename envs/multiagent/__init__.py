@@ -10,9 +10,11 @@ multi-agent envs.
 """
 
 from rlvr.envs.multiagent.base import MoveSpace, Round, TextAECEnv, TextObservation
+from rlvr.envs.multiagent.checker import check_env
 from rlvr.envs.multiagent.parallel import TextParallelEnv
 from rlvr.envs.multiagent.registration import (
     MultiAgentSpec,
+    RetiredEnvWarning,
     env_ids,
     make,
     make_parallel,
@@ -25,10 +27,12 @@ from rlvr.envs.multiagent.registration import (
 __all__ = [
     "MoveSpace",
     "MultiAgentSpec",
+    "RetiredEnvWarning",
     "Round",
     "TextAECEnv",
     "TextObservation",
     "TextParallelEnv",
+    "check_env",
     "env_ids",
     "make",
     "make_parallel",

@@ -1,4 +1,4 @@
-"""The Python function tasks a proposer may pose in `rlvr/CodeProposerSolver-v0`, read on the host
+"""The Python function tasks a proposer may pose in `rlvr/CodeProposerSolver-v1`, read on the host
 without running anything (the reference runs later, in the sandbox).
 
 A proposal is three tagged blocks (the last of each counts):
@@ -25,13 +25,20 @@ assert count_vowels("AEIOU xyz") == 5
   They become `cases` of the code family's `CodeTests`: plain data, never code, compared on the
   host with what the solution returns (exact types: 1 is not 1.0 nor True).
 
-The tests must constrain the function (else `vacuous_tests`): their expected results must take
-at least two different values (so no function returning a constant, None included, passes them
-all), and at least one must differ from its call's first argument (so returning the input
-unchanged does not pass either). The spec must not give the reference away (else
-`answer_in_problem`): no `def` of the entry point, and no statement of the reference's
-function of at least `MIN_LEAK_CHARS` non-space characters (imports and docstrings aside) written
-out in the spec (or in the signature's defaults and annotations), spaces ignored.
+The task must be well-posed, else the proposer earns 0 (`outcome` says which rule failed; the
+rules, with examples accepted and refused, are in docs/multiagent.md, "What a proposer is paid
+for"). Read here, on the host, without running anything:
+
+- `ambiguous_tests`: two tests make the same call but expect different results;
+- `vacuous_tests`: a trivial function passes every test (`code_mutants`: a constant or a
+  parameter returned unchanged always refuses them; a simple transform such as `len(s)` is a
+  *suspect* the env refuses unless the reference agrees with it next to the tests);
+- `answer_in_problem`: the spec (or the signature's defaults and annotations) gives the
+  reference's code away, compared on a normalised form (`code_leaks`).
+
+What needs the sandbox (the reference passes its tests, every time: `code_replays`) is the env's.
+Reading never raises, whatever the text: too deep or too long a text is refused as
+`outside_family`, before or after parsing (`MAX_NESTING`, `MAX_AST_DEPTH`).
 """
 
 from __future__ import annotations
@@ -41,6 +48,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlvr.envs.code import function_prompt
+from rlvr.envs.multiagent import code_leaks
+from rlvr.envs.multiagent.code_mutants import (
+    Candidate,
+    Parameters,
+    neighbours,
+    passing_candidates,
+)
 from rlvr.envs.replies import last_tagged
 from rlvr.verifiers.code.extract import extract_code
 from rlvr.verifiers.code.harness import canonical, encode_value
@@ -52,12 +66,13 @@ MAX_TESTS = 20
 MAX_SPEC_CHARS = 2000
 MAX_REFERENCE_CHARS = 4000
 MAX_TESTS_CHARS = 4000
-MIN_LEAK_CHARS = 8
 FAMILY = "code"
 SOURCE = "proposer"
-# Parsing is recursive: refuse deeply nested text before it reaches `ast` (a RecursionError, or
-# a crash of the parser itself on some versions).
-MAX_BRACKETS = 50
+# Parsing and every walk of a tree are recursive (ast.unparse, ast.literal_eval, the compiler):
+# refuse text nested deeper than this before parsing (brackets) and after (any chain: `-----1`,
+# `a.a.a`, `1+1+1`, whose trees nest as deep as they are long).
+MAX_NESTING = 50
+MAX_AST_DEPTH = 80
 
 
 @dataclass(frozen=True)
@@ -69,6 +84,11 @@ class CodeProposal:
     signature: str
     reference: str
     cases: tuple[CallCase, ...]
+    parameters: Parameters
+    suspects: tuple[Candidate, ...] = ()
+    """Transforms that pass every test (`code_mutants`): vacuous unless the reference's own."""
+    neighbours: tuple[CallCase, ...] = ()
+    """Calls next to the tests, to tell the suspects from the reference (empty without one)."""
 
     def task(self) -> Task:
         """The solvers' task: the spec and signature as prompt, the tests as hidden answer."""
@@ -89,7 +109,8 @@ class CodeProposal:
 @dataclass(frozen=True)
 class Reading:
     """`proposal`, or the `outcome` of an ill-posed one ("unreadable", "outside_family",
-    "vacuous_tests", "answer_in_problem") and `why`, a sentence for the proposer."""
+    "ambiguous_tests", "vacuous_tests", "answer_in_problem") and `why`, a sentence for the
+    proposer."""
 
     proposal: CodeProposal | None = None
     outcome: str = ""
@@ -108,6 +129,8 @@ def read_proposal(reply: str) -> Reading:
         return Reading(_proposal(reply))
     except _IllPosed as exc:
         return Reading(outcome=exc.outcome, why=exc.why)
+    except (RecursionError, MemoryError):  # past every bound above: still a verdict
+        return Reading(outcome="outside_family", why="the proposal is nested too deeply to read")
 
 
 def _proposal(reply: str) -> CodeProposal:
@@ -125,10 +148,21 @@ def _proposal(reply: str) -> CodeProposal:
             raise _IllPosed("outside_family", f"the {name} must have 1 to {limit} characters")
     entry_point, cases = _tests(tests_text)
     reference, function = _reference(reference_text, entry_point)
-    arguments = ast.unparse(function.args)
-    _check_constraining(cases)
+    arguments = ast.unparse(function.args)  # safe: the tree's depth is bounded
+    parameters = Parameters.of(function.args)
+    _check_unambiguous(entry_point, parameters, cases)
+    suspects = _check_constraining(parameters, cases)
     _check_not_given_away(spec + "\n" + arguments, reference, function, entry_point)
-    return CodeProposal(spec, entry_point, f"def {entry_point}({arguments}):", reference, cases)
+    return CodeProposal(
+        spec,
+        entry_point,
+        f"def {entry_point}({arguments}):",
+        reference,
+        cases,
+        parameters,
+        suspects,
+        neighbours(parameters, cases) if suspects else (),
+    )
 
 
 # --- the tests ----------------------------------------------------------------------------------
@@ -207,51 +241,110 @@ def _reference(text: str, entry_point: str) -> tuple[str, ast.FunctionDef]:
 
 
 def _parse(text: str, mode: str, where: str) -> ast.AST:
-    if max(text.count(bracket) for bracket in "([{") > MAX_BRACKETS:
-        raise _IllPosed("outside_family", f"{where} nests too many brackets")
+    if _bracket_nesting(text) > MAX_NESTING:
+        raise _IllPosed("outside_family", f"{where} nests brackets too deeply")
     try:
-        return ast.parse(text, mode=mode)
+        tree = ast.parse(text, mode=mode)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         raise _IllPosed("outside_family", f"{where} does not parse as Python") from None
+    if _depth(tree) > MAX_AST_DEPTH:
+        raise _IllPosed("outside_family", f"{where} nests too deeply (a chain too long?)")
+    return tree
+
+
+def _bracket_nesting(text: str) -> int:
+    """The deepest nesting of brackets in `text` (strings not excluded: an upper bound)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+def _depth(tree: ast.AST) -> int:
+    """The depth of a syntax tree, walked without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_AST_DEPTH:
+            break
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 # --- the anti-hacking rules ---------------------------------------------------------------------
 
 
-def _check_constraining(cases: tuple[CallCase, ...]) -> None:
-    """Refuse tests that a constant function, or one returning its first argument, passes."""
-    if len({canonical(case.expected) for case in cases}) < 2:
+def _check_unambiguous(
+    entry_point: str, parameters: Parameters, cases: tuple[CallCase, ...]
+) -> None:
+    """Refuse two tests making the same call (bound to the parameters as Python binds it:
+    `f(1)` is `f(x=1)`) but expecting different results."""
+    expected: dict[Any, Any] = {}
+    for case in cases:
+        bound = parameters.bind(case)
+        call = canonical(sorted(bound.items()) if bound is not None else (case.args, case.kwargs))
+        result = canonical(case.expected)
+        if expected.setdefault(call, result) != result:
+            raise _IllPosed(
+                "ambiguous_tests",
+                f"two tests call {entry_point} with the same arguments but expect different "
+                "results",
+            )
+
+
+def _check_constraining(
+    parameters: Parameters, cases: tuple[CallCase, ...]
+) -> tuple[Candidate, ...]:
+    """Refuse tests a stub passes; return the transforms that pass them (the suspects)."""
+    passing = passing_candidates(parameters, cases)
+    stubs = [candidate for candidate in passing if candidate.stub]
+    if stubs:
         raise _IllPosed(
             "vacuous_tests",
-            "every test expects the same result, so a function returning a constant passes",
+            f"every test is passed by a function returning {stubs[0].name}, whatever the spec",
         )
-    if all(case.args and canonical(case.args[0]) == canonical(case.expected) for case in cases):
-        raise _IllPosed(
-            "vacuous_tests",
-            "every test expects its first argument back, so returning it unchanged passes",
-        )
+    return tuple(passing)
 
 
 def _check_not_given_away(
     shown: str, reference: str, function: ast.FunctionDef, entry_point: str
 ) -> None:
-    """Refuse a spec that defines the function or writes out a statement of its reference."""
-    squeezed = _squeeze(shown)
-    if f"def{entry_point}(" in squeezed:
+    """Refuse a spec that defines the function or writes out a run of its reference's code."""
+    if code_leaks.defines_entry_point(shown, entry_point):
         raise _IllPosed("answer_in_problem", f"the spec defines `{entry_point}`")
-    for node in ast.walk(function):
-        if node is function or not isinstance(node, ast.stmt) or _plain_text(node):
-            continue
-        statement = _squeeze(ast.get_source_segment(reference, node) or "")
-        if len(statement) >= MIN_LEAK_CHARS and statement in squeezed:
-            raise _IllPosed("answer_in_problem", "the spec writes out the reference's code")
+    if code_leaks.leaked_code(shown, reference, _spans_left_aside(reference, function)):
+        raise _IllPosed("answer_in_problem", "the spec writes out the reference's code")
 
 
-def _plain_text(node: ast.stmt) -> bool:
+def _spans_left_aside(reference: str, function: ast.FunctionDef) -> list[tuple[int, int, int, int]]:
+    """Imports, docstrings (a spec may say what they say) and the entry point's header (the
+    solvers see the signature anyway), as source spans."""
+    tree = ast.parse(reference)  # parsed before, with its depth bounded
+    spans = [
+        _span(node) for node in ast.walk(tree) if isinstance(node, ast.stmt) and _plain_text(node)
+    ]
+    header_end = function.body[0]
+    start = function.decorator_list[0] if function.decorator_list else function
+    spans.append((start.lineno, start.col_offset, header_end.lineno, header_end.col_offset))
+    return spans
+
+
+def _span(node: ast.stmt) -> tuple[int, int, int, int]:
+    end_line = node.end_lineno if node.end_lineno is not None else node.lineno
+    end_column = node.end_col_offset if node.end_col_offset is not None else 1 << 30
+    return (node.lineno, node.col_offset, end_line, end_column)
+
+
+def _plain_text(node: ast.AST) -> bool:
     """An import or a bare string (a docstring): what a spec may say in its own words."""
-    is_string = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    is_string = (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
     return is_string or isinstance(node, (ast.Import, ast.ImportFrom))
-
-
-def _squeeze(text: str) -> str:
-    return "".join(text.split())

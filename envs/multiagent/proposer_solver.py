@@ -1,4 +1,4 @@
-"""`rlvr/ProposerSolver-v0`: one agent poses a math problem, k solver agents answer it."""
+"""`rlvr/ProposerSolver-v1`: one agent poses a math problem, k solver agents answer it."""
 
 from __future__ import annotations
 
@@ -24,11 +24,38 @@ PROPOSER_PROMPT = (
     "0). The problem must be either an arithmetic expression to evaluate, e.g. "
     "(3 + 4/5) * 2^3 - 7, or a linear equation in x with exactly one solution, e.g. "
     "3(x - 2) + 5 = x/2 + 14: whole numbers, x, + - * / ^ (whole exponents 0 to 10), "
-    "parentheses and =, at most {max_chars} characters. Write it as <problem>...</problem> and "
-    "its exact answer (an integer or a fraction in lowest terms, the value of x for an "
-    "equation) as <answer>...</answer>. A problem outside these rules, a wrong answer, or an "
-    "answer written in the problem itself earns 0."
+    "parentheses and =, at most {max_chars} characters. Forms that conventions read two ways "
+    "are refused, so write parentheses: after a divisor, nothing more in the same product "
+    "(not 6/2(1+2) nor 6/2*3: write (6/2)(1+2) or 6/(2*3)); no sign before a power (not -2^2: "
+    "write -(2^2) or (-2)^2); no power of a power (not 2^3^2: write (2^3)^2 or 2^(3^2)); no "
+    "factor right after a power (not 2^3x: write (2^3)x). No number in the problem may equal "
+    "its answer, sign aside, however written (for the answer 5: not 5, 005, -5 or 10/2). "
+    "Write it as <problem>...</problem> and its exact answer (an integer or a fraction in "
+    "lowest terms, the value of x for an equation) as <answer>...</answer>. A problem outside "
+    "these rules, or a wrong answer, earns 0."
 )
+EXAMPLE_PROPOSAL = "<problem>3(x - 2) + 5 = x/2 + 14</problem><answer>6</answer>"
+ILL_POSED_PROPOSALS = (
+    ("no problem", "The problem is 3(x - 2) + 5 = x/2 + 14 and its answer is 6."),
+    ("not in the grammar", "<problem>What is 7 times 8?</problem><answer>56</answer>"),
+    ("vacuous: an expression in x", "<problem>3x + 1</problem><answer>1</answer>"),
+    ("vacuous: no single solution", "<problem>2(x + 1) = 2x + 2</problem><answer>0</answer>"),
+    ("vacuous: no x", "<problem>2 + 2 = 4</problem><answer>4</answer>"),
+    ("a wrong answer", "<problem>3(x - 2) + 5 = x/2 + 14</problem><answer>7</answer>"),
+    ("leak: the answer written", "<problem>2x - 7 = x</problem><answer>7</answer>"),
+    ("leak: leading zeros", "<problem>x = 2(x - 007) + 7</problem><answer>7</answer>"),
+    ("leak: a fraction written out", "<problem>3x - 14/2 = 2x</problem><answer>7</answer>"),
+    ("leak: the answer's negative", "<problem>x + 7 = 0</problem><answer>-7</answer>"),
+    ("leak: a fraction answer", "<problem>3x = 2 * 7/3 + 7/3</problem><answer>7/3</answer>"),
+    ("ambiguous: a product after a divisor", "<problem>6/2(1+2)</problem><answer>9</answer>"),
+    ("ambiguous: the other reading", "<problem>6/2(1+2)</problem><answer>1</answer>"),
+    ("ambiguous: two divisors", "<problem>8/4/2 = x</problem><answer>1</answer>"),
+    ("ambiguous: a sign before a power", "<problem>-3^2 + 20</problem><answer>11</answer>"),
+    ("ambiguous: a power of a power", "<problem>2^3^2</problem><answer>512</answer>"),
+    ("ambiguous: a factor after a power", "<problem>2^3x = 16</problem><answer>2</answer>"),
+    ("nested too deep", f"<problem>{'(' * 30}5{')' * 30} + 1</problem><answer>6</answer>"),
+)
+"""One proposal breaking each rule of well-posedness: each earns 0 (`ill_posed_proposals`)."""
 SOLVER_OPENING = "Another agent is writing a math problem for you; solve it when it arrives."
 
 
@@ -40,8 +67,12 @@ class ProposerSolverEnv(TextAECEnv):
     be in a family we solve exactly ourselves (`rlvr.envs.multiagent.problems`: an arithmetic
     expression, or a linear equation in x with one solution, in a small grammar evaluated with
     fractions), so the gold answer is ours, never the proposer's. The problem is well-posed
-    when it parses, `MathVerifier` accepts the proposer's own answer against our gold, and the
-    answer is not written in the problem (a number literal equal to it). Round 2, simultaneous:
+    when it parses, in a grammar without forms that conventions read two ways (`6/2(1+2)`,
+    `-2^2`, `2^3^2`, `2^3x` are refused: parentheses say which reading is meant), when
+    `MathVerifier` accepts the proposer's own answer against our gold, and when no number the
+    problem writes is its answer, sign aside, judged on values (`007`, `+7`, `14/2` all write
+    7). docs/multiagent.md ("What a proposer is paid for") states each rule with examples
+    accepted and refused. Round 2, simultaneous:
     each of the `solvers` solver agents gets "Evaluate: ..." or "Solve for x: ..." and answers
     once, judged by `MathVerifier` against our gold. The k solver samples of one problem are
     k agents acting in the same round (a self-play trainer seats one policy in all of them),
@@ -62,11 +93,11 @@ class ProposerSolverEnv(TextAECEnv):
     Solver: 1.0 if its answer equals our gold exactly, else 0.0 (`infos[solver]["verdict"]`).
     Proposer: with p the solvers' success rate, `1 - p` if 0 < p < 1, else 0 (trivial or
     impossible), and 0 for a problem that is not well-posed; `infos[proposer_0]["outcome"]` is
-    "learnable", "trivial", "impossible", "unreadable", "outside_family", "wrong_answer" or
-    "answer_in_problem", with `solve_rate`. An ill-posed problem ends the episode after round
-    1 (the solvers never act and get 0). If the verifier fails (our machinery) on a solver's
-    reply, that solver and the proposer get `infra_error`; on the proposer's answer, the
-    proposer does.
+    "learnable", "trivial", "impossible", "unreadable", "outside_family", "ambiguous",
+    "wrong_answer" or "answer_in_problem", with `solve_rate`. An ill-posed problem ends the
+    episode after round 1 (the solvers never act and get 0). If the verifier fails (our
+    machinery) on a solver's reply, that solver and the proposer get `infra_error`; on the
+    proposer's answer, the proposer does.
 
     ## Starting State
     Nothing is drawn: the proposer starts from the rules. No reset options.
@@ -80,10 +111,15 @@ class ProposerSolverEnv(TextAECEnv):
     - `render_mode`, `max_text_length`: as for every `TextAECEnv`.
 
     ## Version History
+    - v1: well-posedness on principles (issue 25): forms that conventions read two ways are
+      refused (outcome "ambiguous": `6/2(1+2)`, `-2^2`, `2^3^2`, `2^3x`; parentheses say which
+      reading), and a leak is any number written in the problem whose value is the answer,
+      sign aside (`007`, `14/2`, `7/(3)` now count); the proposer's prompt states both rules.
+      v0 accepted those proposals, so rewards and the prompt differ: hence the new version.
     - v0: initial release: evaluate and solve-linear families, learnability reward.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {**TextAECEnv.metadata, "name": "proposer_solver_v0"}
+    metadata: ClassVar[dict[str, Any]] = {**TextAECEnv.metadata, "name": "proposer_solver_v1"}
     # Several solvers: a solve rate needs several attempts.
     argument_checks = declare(solvers=whole(2), timeout=real(0.0, low_open=True))
 
@@ -111,11 +147,15 @@ class ProposerSolverEnv(TextAECEnv):
             (PROPOSER, *self.solvers), render_mode=render_mode, max_text_length=max_text_length
         )
         self.task: Task | None = None
+        self._solution: str | None = None  # a solver's reply that solves the posed task
 
     # --- what a family changes ------------------------------------------------------------------
 
     solver_opening: ClassVar[str] = SOLVER_OPENING
     """What a solver reads while the proposer writes."""
+
+    example_proposal: ClassVar[str] = EXAMPLE_PROPOSAL
+    """A well-posed proposal (the proposer's `reference_reply`)."""
 
     def _rules(self) -> str:
         """The proposer's opening: how to pose a problem of the family, and the reward."""
@@ -124,7 +164,7 @@ class ProposerSolverEnv(TextAECEnv):
     # --- the rounds -----------------------------------------------------------------------------
 
     def _start(self, options: dict[str, Any]) -> dict[str, str]:
-        self.task = None
+        self.task, self._solution = None, None
         return {PROPOSER: self._rules(), **dict.fromkeys(self.solvers, self.solver_opening)}
 
     def _movers(self) -> list[str]:
@@ -143,7 +183,8 @@ class ProposerSolverEnv(TextAECEnv):
             return self._ill_posed("unreadable", "no <problem>...</problem><answer>...</answer>")
         posed = pose(problem_text)
         if posed.answer is None:
-            return self._ill_posed("outside_family", posed.problem or "")
+            outcome = "ambiguous" if posed.ambiguous else "outside_family"
+            return self._ill_posed(outcome, posed.problem or "")
         task = _task(posed)
         verdict = self.verifier.verify(f"\\boxed{{{answer_text.strip()}}}", task)
         if verdict.infra_error:
@@ -153,14 +194,19 @@ class ProposerSolverEnv(TextAECEnv):
                 "wrong_answer", "the stated answer is not the problem's", verdict
             )
         if answer_in_problem(posed):
-            return self._ill_posed("answer_in_problem", "the answer is written in the problem")
-        return self._posed(task, verdict, {"problem": posed.text, "family": posed.family})
+            why = "a number in the problem is its answer (sign aside)"
+            return self._ill_posed("answer_in_problem", why)
+        info = {"problem": posed.text, "family": posed.family}
+        return self._posed(task, verdict, info, solution=f"\\boxed{{{task.answer}}}")
 
-    def _posed(self, task: Task, verdict: Verdict, info: dict[str, Any]) -> Round:
+    def _posed(
+        self, task: Task, verdict: Verdict, info: dict[str, Any], solution: str | None = None
+    ) -> Round:
         """A well-posed problem (`verdict`: the check of the proposer's own answer): the solvers
-        get its prompt, and only that."""
+        get its prompt, and only that. `solution`: a solver's reply that solves it (the
+        solvers' `reference_reply`), if the family knows one."""
         self.task_id = task.id
-        self.task = task
+        self.task, self._solution = task, solution
         return Round(
             messages=dict.fromkeys(self.solvers, task.prompt),
             verdicts={PROPOSER: verdict},
@@ -180,6 +226,22 @@ class ProposerSolverEnv(TextAECEnv):
                 **{solver: {"outcome": "no_problem"} for solver in self.solvers},
             },
         )
+
+    # --- for checkers ---------------------------------------------------------------------------
+
+    def reference_reply(self, agent: str) -> str | None:
+        """A reply that plays `agent`'s seat right now, or None: the proposer's is a well-posed
+        proposal (`example_proposal`), a solver's the solution of the posed problem. For checks
+        and tests only: it reads the gold, never give it to a policy in training."""
+        if agent == PROPOSER:
+            return self.example_proposal if self.task is None else None
+        return self._solution if agent in self.solvers else None
+
+    def ill_posed_proposals(self) -> list[tuple[str, str]]:
+        """(what each tests, a proposer's reply) for proposals that must earn 0 whatever the
+        solvers reply: one of each rule of well-posedness (docs/multiagent.md, "What a proposer
+        is paid for"). `rlvr.envs.multiagent.check_env` plays them."""
+        return list(ILL_POSED_PROPOSALS)
 
     # --- round 2: the solvers -------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import re
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,7 @@ from pettingzoo.utils.conversions import aec_to_parallel
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.multiagent.base import TextAECEnv
 from rlvr.envs.multiagent.parallel import TextParallelEnv
-from rlvr.envs.registration import MULTIAGENT_ENVS
+from rlvr.envs.registration import MULTIAGENT_ENVS, RETIRED_MULTIAGENT_IDS
 
 _ID = re.compile(r"^(?:[\w:.-]+/)?[\w:.-]+-v\d+$")
 
@@ -65,8 +66,21 @@ def register(
     registry[id] = MultiAgentSpec(id, entry_point, dict(kwargs or {}))
 
 
+class RetiredEnvWarning(UserWarning):
+    """`make` was asked for an id a newer version replaced; it built the newer one."""
+
+
 def spec(id: str) -> MultiAgentSpec:
-    """The registered spec of `id`, or `EnvConfigError` naming close ids."""
+    """The registered spec of `id`, or `EnvConfigError` naming close ids. A retired built-in id
+    (`RETIRED_MULTIAGENT_IDS`) gives its successor's spec, with a `RetiredEnvWarning`."""
+    if id not in registry and id in RETIRED_MULTIAGENT_IDS:
+        successor, why = RETIRED_MULTIAGENT_IDS[id]
+        warnings.warn(
+            f"{id} is retired ({why}); this is {successor}: ask for it by that id",
+            RetiredEnvWarning,
+            stacklevel=3,
+        )
+        id = successor
     if id not in registry:
         close = difflib.get_close_matches(str(id), list(registry), n=3)
         hint = f"; did you mean {close}?" if close else f"; registered: {sorted(registry)}"

@@ -17,7 +17,7 @@ from typing import Any
 from rlvr.envs.errors import DatasetError
 from rlvr.envs.jsonfiles import JSONReadError, read_json_file
 from rlvr.envs.sqltasks.generate import SQLTasks
-from rlvr.envs.tasks import ListSource, read_jsonl
+from rlvr.envs.tasks import ListSource, check_text, read_jsonl
 from rlvr.verifiers.sql.catalog import FolderCatalog, lookup
 from rlvr.verifiers.sql.errors import BackendError, UnknownDatabase, VerifierConfigError
 from rlvr.verifiers.types import Task, content_id
@@ -121,6 +121,7 @@ def _build(
             break
         if not isinstance(row, Mapping):
             raise DatasetError(f"{where}: expected an object, got {type(row).__name__}")
+        check_text(row, where)
         values = {}
         for ours, theirs in fields.items():
             value = row.get(theirs)

@@ -11,7 +11,10 @@
 - `test/HalfFlat-v0`: every reply right on odd answers (groups without reward variance), the
   reply's length deciding on even ones.
 - `test/Leveled-v0`: a `difficulty` argument; every reply right at level 1, none above.
-- `test/Crash-v0`: addition whose env kills its own process on the reply `CRASH` (a bug).
+- `test/Crash-v0`: addition with a second try whose env kills its own process on the reply
+  `CRASH` (a bug), and on the reply `CRASH ONCE` only while the file `crash_marker` (an argument)
+  does not exist: it creates it, so that reply kills one process and is then graded (a crash
+  that does not come back).
 - `test/HalfBroken-v0`: 40 fixed additions (`register_task_env`, no split) graded by digits,
   whose verifier returns `Verdict.error` on every task with an odd answer (half of them).
 - `test/LengthDuel-v0` (multi-agent): two seats each reply once, at the same time, and each is
@@ -104,11 +107,19 @@ class LeveledEnv(AdditionEnv):
         return Verdict.correct() if self.level == 1 else Verdict.incorrect()
 
 
-class CrashEnv(AdditionEnv):
-    """An env with a bug: the reply "CRASH" kills the process it runs in."""
+class CrashEnv(RetryEnv):
+    """An env with a bug: the reply "CRASH" kills the process it runs in; "CRASH ONCE" kills it
+    only the first time (while `crash_marker` does not exist)."""
+
+    def __init__(self, crash_marker: str | None = None, **kwargs: Any) -> None:
+        self.crash_marker = Path(crash_marker) if crash_marker else None
+        super().__init__(**kwargs)
 
     def _answer(self, reply: str) -> Outcome:
         if reply == "CRASH":
+            os._exit(3)
+        if reply == "CRASH ONCE" and self.crash_marker and not self.crash_marker.exists():
+            self.crash_marker.touch()
             os._exit(3)
         return super()._answer(reply)
 

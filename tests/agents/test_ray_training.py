@@ -42,19 +42,28 @@ def test_training_through_ray_takes_the_in_process_steps(ray_cluster, tiny_path,
 
 
 @pytest.mark.slow
-def test_a_worker_killed_during_training_does_not_change_the_run(ray_cluster, tiny_path, tmp_path):
+@pytest.mark.parametrize("env_workers", [2, 1])
+def test_a_worker_killed_during_training_does_not_change_the_run(
+    ray_cluster, tiny_path, tmp_path, env_workers
+):
+    """With 2 workers the episodes move to the other; with 1 (none survives) to a new one.
+    No episode is dropped as an infrastructure error either way."""
     from tests.test_distributed import kill_worker
 
     overrides = dict(envs=["test/RetryDigits-v0"], steps=3)
     here = train_rows(Trainer(config(tiny_path, tmp_path / "here", **overrides)), 3)
-    trainer = Trainer(config(tiny_path, tmp_path / "ray", ray="local", **overrides))
+    trainer = Trainer(
+        config(tiny_path, tmp_path / "ray", ray="local", env_workers=env_workers, **overrides)
+    )
     workers = trainer.env_workers
     rows = [trainer.train_step()]
     kill_worker(ray_cluster, workers.workers[0])  # its envs, kept between steps, are gone
     with pytest.warns(RuntimeWarning, match="env-worker-0 died"):
         rows += [trainer.train_step(), trainer.train_step()]
     trainer.close()
-    assert [r["ray/env_workers"] for r in rows] == [2.0, 1.0, 1.0]
+    left = float(max(env_workers - 1, 1))
+    assert [r["ray/env_workers"] for r in rows] == [float(env_workers), left, left]
+    assert rows[-1]["ray/replaced_env_workers"] == float(env_workers == 1)
     assert rows[-1]["ray/lost_episodes"] == 0.0
     compared = [{k: v for k, v in r.items() if not k.startswith(NOT_COMPARED)} for r in rows]
     assert compared == here

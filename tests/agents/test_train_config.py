@@ -3,8 +3,14 @@ kept, files that reproduce a run, and what may change on resume."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import math
+import re
+import types
 import typing
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -19,7 +25,7 @@ from rlvr.agents.rollouts import EnvSpec  # noqa: E402
 from rlvr.agents.tiny import TinyConfig, TinyModelConfig, WarmStartConfig  # noqa: E402
 from rlvr.agents.train import TrainConfig, train  # noqa: E402
 from rlvr.cli import build_parser, main  # noqa: E402
-from rlvr.config import build, parse_toml, read_config, resolve  # noqa: E402
+from rlvr.config import ConfigError, build, parse_toml, read_config, resolve  # noqa: E402
 from tests.agents.support import train_config  # noqa: E402
 
 
@@ -213,3 +219,153 @@ def test_rlvr_tiny_flags(capsys):
     assert config.warm_start is None and config.eval_kwargs == {"split": "test"}
     assert main(["tiny", "--env", "e", "--out", "m", "--no-warm-start", "--steps", "3"]) == 1
     assert "--no-warm-start contradicts --warm-start.steps" in capsys.readouterr().err
+
+
+# --- numbers no field means are refused at load, naming the key ----------------------------------
+
+BASE = {"train": {"model": "m", "envs": [{"id": "test/Add-v0"}]}, "tiny": {"env_id": "e",
+        "output_dir": "m"}, "eval": {"env_id": "test/Add-v0"}}  # fmt: skip
+
+
+REQUIRED = {
+    "TrainConfig": {"envs": [EnvSpec("test/Add-v0")], "model": "m"},
+    "TinyConfig": {"env_id": "e", "output_dir": "m"},
+    "EvalConfig": {"env_id": "e"},
+    "EnvSpec": {"id": "e"},
+}
+
+
+def number_fields(cls: type, path: tuple = ()) -> list[tuple[tuple, type, Any]]:
+    """(path in file data, owning class, field type) of every number field, nested tables and
+    list elements included; a tuple of numbers counts as one field."""
+    found = []
+    hints = typing.get_type_hints(cls)
+    for field in dataclasses.fields(cls):
+        tp = hints[field.name]
+        inner = (
+            [a for a in typing.get_args(tp) if a is not type(None)]
+            if typing.get_origin(tp) in (typing.Union, types.UnionType)
+            else [tp]
+        )
+        tp = inner[0]
+        element = typing.get_args(tp)[0] if typing.get_origin(tp) in (tuple, Sequence) else None
+        if dataclasses.is_dataclass(tp):
+            found += number_fields(tp, (*path, field.name))
+        elif element is not None and dataclasses.is_dataclass(element):
+            found += number_fields(element, (*path, field.name, 0))
+        elif tp in (int, float) or element in (int, float):
+            found.append(((*path, field.name), cls, tp))
+    return found
+
+
+def with_value(data: dict, path: tuple, value: Any) -> dict:
+    data = copy.deepcopy(data)
+    node = data
+    for part in path[:-1]:
+        node = node.setdefault(part, {}) if isinstance(part, str) else node[part]
+    node[path[-1]] = value
+    return data
+
+
+def bad_values(tp: Any) -> list[Any]:
+    if tp is float:
+        return [math.nan, math.inf, -math.inf]
+    if tp is int:
+        return [2**64, -(2**64)]
+    element = typing.get_args(tp)[0]
+    return [[bad] * len(typing.get_args(tp)) for bad in bad_values(element)]
+
+
+def config_classes():
+    from rlvr.agents.cli import EvalConfig
+
+    return {"train": TrainConfig, "tiny": TinyConfig, "eval": EvalConfig}
+
+
+@pytest.mark.parametrize("command", ["train", "tiny", "eval"])
+def test_every_number_field_refuses_nan_infinities_and_ints_beyond_64_bits(command):
+    cls = config_classes()[command]
+    fields = number_fields(cls)
+    assert len(fields) >= {"train": 40, "tiny": 15, "eval": 4}[command]  # the walk finds them
+    for path, owner, tp in fields:
+        key = ".".join(part if isinstance(part, str) else "" for part in path)
+        key = key.replace("..", f"[{0}].")  # envs[0].weight
+        for bad in bad_values(tp):
+            with pytest.raises(ConfigError) as refused:
+                build(cls, with_value(BASE[command], path, bad), "run.toml")
+            message = str(refused.value)
+            assert message.startswith(f"run.toml: {key}") and "\n" not in message, message
+            with pytest.raises(ValueError, match=re.escape(path[-1])):  # and from Python
+                owner(**REQUIRED.get(owner.__name__, {}), **{path[-1]: bad})
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("temperature = nan", "temperature must be a finite number, got nan"),
+        ("time_budget = nan", "time_budget must be a finite number, got nan"),
+        ("time_budget = inf", "time_budget must be a finite number, got inf"),
+        ("seed = -1", "seed must be in [0, 4294967295]"),
+        (f"seed = {2**63 - 1}", "seed must be in [0, 4294967295]"),
+        ("[grpo]\nlr = nan", "grpo.lr must be a finite number, got nan"),
+        ("[grpo]\nlr = -1.0", "[grpo] lr must be > 0, got -1.0"),  # the class's own check
+        ("[ppo]\ngamma = inf", "ppo.gamma must be a finite number, got inf"),
+        ("[[envs]]\nid = 'test/Add-v0'\nweight = inf", "envs[0].weight must be a finite number"),
+        ("[grpo]\nadam_betas = [0.9, nan]", "grpo.adam_betas[1] must be a finite number"),
+        ("[lora]\nr = -1", "[lora] LoRA r and alpha must be >= 1"),
+    ],
+)
+def test_rlvr_train_refuses_a_bad_number_at_load_in_one_line(tmp_path, capsys, text, message):
+    path = tmp_path / "run.toml"
+    envs = "" if "[[envs]]" in text else "\n[[envs]]\nid = 'test/Add-v0'\n"
+    path.write_text(f'model = "m"\noutput_dir = "{tmp_path / "out"}"\n{text}\n{envs}')
+    assert main(["train", "--config", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: {message}") and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--temperature", "nan"], "temperature must be a finite number, got nan"),
+        (["--time-budget", "inf"], "time_budget must be a finite number, got inf"),
+        (["--lr", "nan"], "grpo.lr must be a finite number, got nan"),
+        (["--seed", "-1"], "seed must be in [0, 4294967295]"),
+        (["--seed", str(2**64)], "seed must be in [0, 4294967295]"),
+        (["--env", "test/Digits-v0=inf"], "--envs: weight must be a finite number, got inf"),
+        (["--env", "test/Digits-v0=0"], "--envs: test/Digits-v0: weight must be > 0, got 0.0"),
+    ],
+)
+def test_rlvr_train_refuses_a_bad_number_flag_in_one_line(tmp_path, capsys, argv, message):
+    out = tmp_path / "out"
+    assert main(["train", "--env", "test/Add-v0", "--model", "m", "--out", str(out), *argv]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+def test_a_config_or_template_file_that_is_not_utf8_is_named(tmp_path, capsys):
+    path = tmp_path / "run.toml"
+    path.write_bytes(b'model = "m\xe9"\n[[envs]]\nid = "test/Add-v0"\n')
+    assert main(["train", "--config", str(path)]) == 1
+    assert capsys.readouterr().err == (
+        f"error: config file {path}: not UTF-8 text (byte 0xe9 at line 1 column 11); save the "
+        "file as UTF-8\n"
+    )
+    template = tmp_path / "chat.jinja"
+    template.write_bytes(b"{{ m\xff }}")
+    argv = ["train", "--env", "test/Add-v0", "--model", "m", "--chat-template", str(template)]
+    assert main(argv) == 1
+    assert capsys.readouterr().err.startswith(
+        f"error: --chat-template: chat template {template}: not UTF-8 text (byte 0xff"
+    )
+
+
+def test_a_deeply_nested_config_file_is_refused_in_one_line(tmp_path, capsys):
+    path = tmp_path / "run.toml"
+    deep = "[" * 3000 + "]" * 3000
+    path.write_text(f'model = "m"\n[[envs]]\nid = "test/Add-v0"\nkwargs = {{ x = {deep} }}\n')
+    assert main(["train", "--config", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"error: {path}: tables and arrays nested more than 100 levels deep\n"

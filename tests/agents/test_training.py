@@ -19,6 +19,7 @@ from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner  # noqa: E402
 from rlvr.agents.learners.ppo import PPOConfig  # noqa: E402
 from rlvr.agents.metrics import read_metrics  # noqa: E402
 from rlvr.agents.rollouts import EnvSpec, RolloutCollector, check_env_specs  # noqa: E402
+from rlvr.agents.selfplay import SelfPlayConfig  # noqa: E402
 from rlvr.agents.train import TrainConfig, Trainer, train  # noqa: E402
 from rlvr.cli import main  # noqa: E402
 from rlvr.config import read_config  # noqa: E402
@@ -133,9 +134,126 @@ def test_resume_continues_bit_for_bit(tiny_path, tmp_path, overrides):
     assert training_rows(tmp_path / "a" / "metrics.jsonl")[2:] == training_rows(
         tmp_path / "b" / "metrics.jsonl"
     )
-    learner_a = torch.load(tmp_path / "a/checkpoints/step-4/trainer.pt", weights_only=False)
-    learner_b = torch.load(tmp_path / "b/checkpoints/step-4/trainer.pt", weights_only=False)
+    # the state files hold plain data only: they load without unpickling any object
+    learner_a = torch.load(tmp_path / "a/checkpoints/step-4/trainer.pt", weights_only=True)
+    learner_b = torch.load(tmp_path / "b/checkpoints/step-4/trainer.pt", weights_only=True)
     assert torch.equal(learner_a["sample_generator"], learner_b["sample_generator"])
+    assert learner_a["task_rng"] == learner_b["task_rng"]
+
+
+class RunsCode:
+    """A pickle payload: unpickling it calls `exec`, which writes `marker` (what a tampered
+    checkpoint would do, with worse code)."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (exec, (f"open({self.marker!r}, 'w').write('ran')",))
+
+
+def test_a_tampered_checkpoint_is_refused_and_runs_no_code(tiny_path, tmp_path, capsys):
+    train(config(tiny_path, tmp_path, steps=1))
+    checkpoint = tmp_path / "checkpoints" / "step-1"
+    state = torch.load(checkpoint / "trainer.pt", weights_only=True)
+    control = tmp_path / "control.pt"  # the same tampering, loaded the old way, runs its code
+    torch.save({**state, "evaluations": [RunsCode(tmp_path / "control")]}, control)
+    torch.load(control, weights_only=False)
+    assert (tmp_path / "control").read_text() == "ran"
+    torch.save({**state, "evaluations": [RunsCode(tmp_path / "marker")]}, checkpoint / "trainer.pt")
+    with pytest.raises(TrainingError) as refused:  # ...but resuming never unpickles it
+        train(config(tiny_path, tmp_path, steps=2), resume=checkpoint)
+    assert not (tmp_path / "marker").exists()
+    message = str(refused.value)
+    assert "trainer.pt holds objects no checkpoint of rlvr train holds" in message
+    assert "Unsupported global: GLOBAL exec" in message and "\n" not in message
+    assert main(["train", "--out", str(tmp_path), "--resume", "--steps", "2"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "refused" in err
+    assert not (tmp_path / "marker").exists()
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        (exec, ("open(MARKER, 'w')",)),
+        (__import__("os").system, ("touch MARKER",)),
+        (__import__("subprocess").call, (["touch", "MARKER"],)),
+        (__import__("pathlib").Path.touch, (__import__("pathlib").Path("MARKER"),)),
+    ],
+    ids=["exec", "os.system", "subprocess", "a-method"],
+)
+def test_a_state_file_with_any_code_object_is_refused_before_it_runs(tmp_path, payload):
+    from rlvr.agents.checkpoints import load_state
+
+    marker = str(tmp_path / "marker")
+    function, arguments = payload
+    arguments = tuple(
+        [a.replace("MARKER", marker) for a in arg] if isinstance(arg, list)
+        else type(arg)(str(arg).replace("MARKER", marker))
+        for arg in arguments
+    )  # fmt: skip
+
+    class Payload:
+        def __reduce__(self):
+            return (function, arguments)
+
+    path = tmp_path / "learner.pt"  # a seat's state file is read the same way
+    torch.save({"learner": Payload()}, path)
+    with pytest.raises(TrainingError, match="loading it could run code, so it is refused"):
+        load_state(path)
+    assert not (tmp_path / "marker").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "cannot read the checkpoint file"),
+        (b"PK\x03\x04 cut short", "cannot read the checkpoint file"),
+        (None, "is not a checkpoint: it holds a list"),
+    ],
+)
+def test_a_broken_state_file_is_one_error_naming_it(tmp_path, content, message):
+    from rlvr.agents.checkpoints import load_state
+
+    path = tmp_path / "trainer.pt"
+    if content is None:
+        torch.save([1, 2], path)
+    else:
+        path.write_bytes(content)
+    with pytest.raises(TrainingError, match=message):
+        load_state(path)
+
+
+def test_a_checkpoint_written_before_plain_state_files_still_resumes(tiny_path, tmp_path):
+    # older trainer.pt files hold numpy float64 means and rlvr.config's dict subclass
+    import numpy as np
+
+    from rlvr.config import _Inline
+
+    train(config(tiny_path, tmp_path, steps=1, envs=[EnvSpec("test/Digits-v0", kwargs={})]))
+    path = tmp_path / "checkpoints" / "step-1" / "trainer.pt"
+    state = torch.load(path, weights_only=True)
+    state["evaluations"][0]["eval/success_rate"] = np.float64(0.25)
+    state["config"]["envs"][0]["kwargs"] = _Inline()
+    torch.save(state, path)
+    trainer = Trainer(config(tiny_path, tmp_path, steps=2, envs=[EnvSpec("test/Digits-v0")]))
+    trainer.load_checkpoint(path.parent)
+    assert trainer.step == 1 and trainer.evaluations[0]["eval/success_rate"] == 0.25
+
+
+def test_state_that_a_checkpoint_cannot_hold_is_refused_when_saved(tmp_path):
+    import numpy as np
+
+    from rlvr.agents.checkpoints import plain_state, save_state
+
+    assert plain_state({"a": np.float64(0.5), "b": (np.int64(2), [np.bool_(True)])}) == {
+        "a": 0.5,
+        "b": (2, [True]),
+    }
+    assert type(plain_state(np.float64(0.5))) is float
+    with pytest.raises(TypeError, match=r"state\['learner'\]\['f'\]: a function cannot go"):
+        save_state({"learner": {"f": lambda: 0}}, tmp_path / "x.pt")
 
 
 def test_resume_true_picks_the_latest_checkpoint_and_keeps_the_metrics_consistent(
@@ -460,6 +578,51 @@ def test_periodic_held_out_evaluation_and_outputs(tiny_path, tmp_path):
     assert read_config(TrainConfig, tmp_path / "config.toml").steps == 4
 
 
+DIGITS_SUITE = """
+name = "digits"
+split = "test"
+seed = 500
+episodes = 24
+[sampling]
+temperature = 1.0
+seed = 0
+max_new_tokens = 8
+[[envs]]
+id = "test/Digits-v0"
+"""
+
+
+def test_eval_suite_figures_are_the_scores_rlvr_bench_gives(tiny_path, tmp_path, capsys):
+    """One measurement: the run's held-out figures before and after training are the scores
+    `rlvr bench` stores for the starting and the final model on that suite (sampled, seeded: an
+    untrained model's greedy replies hold no digits)."""
+    from rlvr.leaderboards import ResultStore
+
+    suite = tmp_path / "digits.toml"
+    suite.write_text(DIGITS_SUITE)
+    out, db = tmp_path / "run", tmp_path / "board.sqlite"
+    code = main(["train", "--env", "test/Digits-v0", "--model", str(tiny_path), "--steps", "3",
+                 "--prompts", "3", "--group-size", "4", "--max-new-tokens", "8", "--lr", "1e-2",
+                 "--eval-suite", str(suite), "--eval-every", "0", "--out", str(out),
+                 "--no-progress", "--no-tensorboard", "--no-plot"])  # fmt: skip
+    assert code == 0
+    held_out = re.search(r"held-out +([\d.]+) -> ([\d.]+) +\((.*)\)", capsys.readouterr().out)
+    assert held_out is not None
+    assert held_out.group(3) == f"suite {suite}: the score `rlvr bench --suite {suite}` gives"
+    for model in (tiny_path, out / "final"):
+        bench = ["bench", "--suite", str(suite), "--agent", f"hf:{model}", "--db", str(db)]
+        assert main([*bench, "--no-progress"]) == 0
+    with ResultStore(db) as store:
+        before, after = (result.score for result in store.results(suite="digits"))
+    evaluations = [row["eval/success_rate"] for row in read_metrics(out / "metrics.jsonl")
+                   if "eval/success_rate" in row]  # fmt: skip
+    assert evaluations == [before, after]
+    assert (f"{before:.3f}", f"{after:.3f}") == held_out.group(1, 2)
+    assert 0 < before < 1  # a graded figure, not a trivial 0 both ways could share
+    rows = read_metrics(out / "metrics.jsonl")
+    assert rows[0]["eval/test/Digits-v0/episodes"] == 24.0  # the suite's, not eval_episodes
+
+
 def test_held_out_split_is_used_for_evaluation():
     spec = EnvSpec("rlvr/Math-v0", kwargs={"difficulty": 1})
     assert spec.eval_kwargs == {"difficulty": 1, "split": "test"}
@@ -492,6 +655,8 @@ def test_held_out_split_is_used_for_evaluation():
         ({"max_infra_error_rate": 1.5}, "max_infra_error_rate must be in \\[0, 1\\]"),
         ({"max_infra_error_rate": -0.1}, "1.0 never stops"),
         ({"infra_error_window": 0}, "infra_error_window must be >= 1"),
+        ({"eval_suite": "maths"}, "no built-in suite 'maths'"),
+        ({"eval_suite": "demo", "self_play": SelfPlayConfig()}, "remove eval_suite"),
     ],
 )
 def test_train_config_errors_name_the_fix(tiny_path, tmp_path, overrides, fix):
@@ -510,7 +675,7 @@ def test_rlvr_train_command(tiny_path, tmp_path, capsys):
     )  # fmt: skip
     assert code == 0
     out = capsys.readouterr().out
-    assert "held-out" in out and "final model" in out
+    assert "(greedy, on up to 4 distinct held-out tasks per env)" in out and "final model" in out
     assert (tmp_path / "final" / "model.safetensors").exists()
     assert (tmp_path / "learning_curve.png").exists()
     saved = read_config(TrainConfig, tmp_path / "config.toml")
@@ -525,6 +690,22 @@ def test_rlvr_tiny_command_builds_a_loadable_model(tmp_path, capsys):
     assert 100_000 < sum(p.numel() for p in policy.model.parameters()) < 1_000_000
     card = json.loads((tmp_path / "m" / "rlvr_tiny.json").read_text())
     assert card["env_id"] == "test/Add-v0" and card["warm_start"] is None
+
+
+def test_rlvr_tiny_says_its_accuracy_is_the_stopping_check_not_a_benchmark(tmp_path, capsys):
+    code = main(
+        ["tiny", "--env", "test/Add-v0", "--out", str(tmp_path / "m"), "--steps", "1",
+         "--target-accuracy", "0.9", "--warm-start.eval-episodes", "4",
+         "--model.corpus-episodes", "64", "--model.layers", "1"]
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert re.search(
+        r"^warm-start step 0: held-out accuracy 0\.\d{3} \(greedy, 4 episodes: the "
+        r"--target-accuracy check\)$",
+        out,
+        re.M,
+    ), out
 
 
 def test_rlvr_tiny_warm_starts_a_game_model_measured_on_the_same_game(tmp_path, capsys):

@@ -125,7 +125,8 @@ def test_without_any_positive_weight_no_reference_is_kept(tiny_path):
     [
         ({"turn_beta": ()}, "turn_beta must be one finite weight >= 0 per turn"),
         ({"turn_beta": (1.0, -0.1)}, "turn_beta must be one finite weight >= 0 per turn"),
-        ({"turn_beta": (float("nan"),)}, "turn_beta must be one finite weight >= 0 per turn"),
+        # every config's number check (rlvr.config.check_numbers) names the entry first
+        ({"turn_beta": (float("nan"),)}, r"turn_beta\[0\] must be a finite number, got nan"),
         ({"turn_beta": (1.0, 0.0), "beta": 0.1}, "turn_beta replaces beta"),
         ({"turn_pg_weight": (-1.0, 1.0)}, "turn_pg_weight must be one finite weight >= 0"),
     ],

@@ -9,7 +9,13 @@ import pytest
 
 from rlvr.cli import main
 from rlvr.envs.audit import Rate, load_rates, record_rates, run_audit, wilson_interval
-from rlvr.envs.audit.code import MUTANT, PERTURBED, off_by_one_mutants, parse_verdicts
+from rlvr.envs.audit.code import (
+    MUTANT,
+    PERTURBED,
+    entry_function_alone,
+    off_by_one_mutants,
+    parse_verdicts,
+)
 from rlvr.envs.audit.rates import RATES_FILE
 from rlvr.envs.code import load_humaneval
 from rlvr.envs.errors import DatasetError, EnvConfigError
@@ -195,3 +201,102 @@ def test_a_broken_sandbox_makes_the_wrong_probes_infra_errors_never_rejections()
 def test_env_options_cannot_replace_the_dataset():
     with pytest.raises(EnvConfigError, match="env_options cannot set split"):
         run_audit("rlvr/Code-v0", "builtin", n=1, env_options={"split": "train"})
+
+
+GOOD_ROW = {
+    "task_id": "Demo/0",
+    "prompt": "def double(x):\n",
+    "canonical_solution": "    return 2 * x\n",
+    "test": "def check(candidate):\n    assert candidate(3) == 6\n",
+    "entry_point": "double",
+}
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"canonical_solution": "    return 2 *\n"}, "the reference solution does not parse: "
+         "invalid syntax (line 2)"),
+        ({"canonical_solution": "    return 2 * x\x00\n"}, "the reference solution does not "
+         "parse: source code string cannot contain null bytes"),
+        ({"canonical_solution": "    return " + "-" * 100_000 + "x\n"}, "the reference solution "
+         "does not parse: nested too deeply to compile"),
+        ({"canonical_solution": "    return " + "+".join(["x"] * 200_000) + "\n"}, "nested too "
+         "deeply to compile"),
+        ({"canonical_solution": "    return (" * 300 + "x" + ")" * 300 + "\n"}, "too many "
+         "nested parentheses"),
+        ({"prompt": "X = " + "-" * 100_000 + "1\ndef double(x):\n"}, "nested too deeply"),
+        ({"prompt": "def double(x):\n    '''Twice \ud800.'''\n"}, "field 'prompt' holds a lone "
+         "surrogate '\\ud800', which is no text"),
+        ({"test": "def check(c):\n    assert c(3) == 6  # \udfff\n"}, "field 'test' holds a "
+         "lone surrogate '\\udfff'"),
+        ({"entry_point": "double\udc80"}, "field 'entry_point' holds a lone surrogate"),
+        ({"test": "def check(c):\n    assert c(3) ==\n"}, "the test code 'check' does not parse"),
+        ({"test": "def check(c):\n    assert c(3) == 6\x00\n"}, "the test code 'check' does not "
+         "parse: source code string cannot contain null bytes"),
+    ],
+    ids=["syntax", "nul", "deep-unary", "deep-sum", "parens", "deep-prompt", "surrogate-prompt",
+         "surrogate-test", "surrogate-entry", "test-syntax", "test-nul"],
+)  # fmt: skip
+def test_a_dataset_item_that_is_no_code_is_one_line_naming_file_and_line(
+    tmp_path, capsys, changes, message
+):
+    path = tmp_path / "items.jsonl"
+    rows = [GOOD_ROW, {**GOOD_ROW, "task_id": "Demo/1", **changes}]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    with pytest.raises(DatasetError) as refused:
+        load_humaneval(path)
+    assert str(refused.value).startswith(f"{path}:2: ") and message in str(refused.value)
+    assert main(["audit", "rlvr/Code-v0", "--dataset", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"rlvr audit: {path}:2: ") and message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_reference_too_deep_to_rewrite_is_skipped_never_judged(tmp_path):
+    # it compiles (so it loads), but ast.unparse recurses deeper than Python's stack allows
+    require_local_sandbox()
+    deep = {**GOOD_ROW, "canonical_solution": "    return " + "-" * 600 + "2 * x\n"}
+    path = tmp_path / "deep.jsonl"
+    path.write_text(json.dumps(deep) + "\n", encoding="utf-8")
+    report = run_audit("rlvr/Code-v0", str(path))
+    assert report.skipped == {"reference solution nested too deeply to rewrite": 1}
+    assert report.false_negatives.total == 0 and report.infra_errors == 0
+
+
+def test_the_audits_own_rewrites_take_code_that_does_not_parse():
+    rng = __import__("numpy").random.default_rng(0)
+    for code in ("def f(:\n", "def f():\n    return 1\x00", "x = " + "-" * 100_000 + "1"):
+        assert off_by_one_mutants(code, "f", rng) == []
+        assert entry_function_alone(code, "f") is None
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"[1, 2]", "not a rates file"),
+        (b'{"rlvr/Code-v0": {"false_negative": 0}}', "not a rates file"),
+        (b'{"rlvr/Code-v0": [1]}', "not a rates file"),
+        (b"[" * 5000 + b"]" * 5000, "nested more than 100 levels deep"),
+        (b'{"rlvr/Code-v0": ["\xff"]}', "not UTF-8 text"),
+    ],
+)
+def test_a_rates_file_to_record_into_is_checked_before_the_audit_runs(
+    tmp_path, capsys, content, message
+):
+    rates = tmp_path / "rates.json"
+    rates.write_bytes(content)
+    argv = ["audit", "rlvr/Math-v0", "--dataset", "procedural", "--n", "1", "--record"]
+    assert main([*argv, str(rates)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"rlvr audit: {rates}: ") and message in err and err.count("\n") == 1
+    assert rates.read_bytes() == content  # left as it was
+    with pytest.raises(EnvConfigError, match=message):
+        load_rates(rates)
+
+
+def test_a_seed_out_of_range_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["audit", "rlvr/Math-v0", "--dataset", "procedural", "--n", "1", "--seed", "-1"])
+    assert exit_.value.code == 2
+    assert "argument --seed: must be in [0, 4294967295]" in capsys.readouterr().err

@@ -275,3 +275,53 @@ def test_bad_rows_are_reported_with_the_fix(tmp_path):
         load_mbpp(write_jsonl(tmp_path / "bad.jsonl", rows))
     with pytest.raises(DatasetError, match="style must be one of"):
         load_code_dataset(tmp_path / "bad.jsonl", style="apps")
+
+
+CASES_ROW = {
+    "id": "t1",
+    "prompt": "Write inc(x).",
+    "answer": {
+        "entry_point": "inc",
+        "reference": "def inc(x):\n    return x + 1",
+        "cases": [{"args": [1], "expected": 2}],
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("style", "row", "message"),
+    [
+        ("mbpp", {**MBPP_ROWS[0], "code": "def smallest_missing(nums):\n    return 1\x00"},
+         "the reference code does not parse: source code string cannot contain null bytes"),
+        ("mbpp", {**MBPP_ROWS[0], "code": "def smallest_missing(nums):\n    return "
+         + "-" * 100_000 + "1"}, "the reference code does not parse: nested too deeply"),
+        ("cases", {**CASES_ROW, "answer": "[" * 5000 + "]" * 5000},
+         "the answer is not JSON: JSON nested more than 100 levels deep"),
+        ("cases", {**CASES_ROW, "answer": json.dumps(
+            {**CASES_ROW["answer"], "reference": "def inc(x):\n    return x +"})},
+         "task 't1': the reference solution does not parse: invalid syntax"),
+        ("cases", {**CASES_ROW, "answer": json.dumps(
+            {**CASES_ROW["answer"], "reference": "def inc(x):\n    return x + '\ud800'"})},
+         "t1: the answer holds a lone surrogate '\\ud800': no text"),
+    ],
+    ids=["mbpp-nul", "mbpp-deep", "cases-deep-json", "cases-syntax", "cases-surrogate"],
+)  # fmt: skip
+def test_a_row_whose_code_cannot_compile_is_refused_at_load(tmp_path, style, row, message):
+    path = write_jsonl(tmp_path / "rows.jsonl", [row])
+    loader = {"mbpp": load_mbpp, "cases": lambda file: _load_cases(file)}[style]
+    with pytest.raises(DatasetError) as refused:
+        loader(path)
+    assert message in str(refused.value) and "\n" not in str(refused.value), refused.value
+
+
+def _load_cases(path):
+    from rlvr.envs.code import cases_task
+    from rlvr.envs.tasks import load_jsonl
+
+    return load_jsonl(path, convert=cases_task)
+
+
+def test_a_task_made_in_python_whose_reference_cannot_compile_is_refused_when_the_env_is_made():
+    task = {**CASES_ROW, "answer": {**CASES_ROW["answer"], "reference": "def inc(x):\n  return ("}}
+    with pytest.raises(EnvConfigError, match="the reference solution does not parse"):
+        CodeEnv([task])

@@ -2,6 +2,13 @@
 actions, from plausible values to junk (wrong types, huge and empty strings, NUL bytes, lone
 surrogates, nested containers).
 
+And deep, long-chain text (issue 25: `rlvr.envs.deep_text`: unary, attribute, call and operator
+chains, nested brackets of every kind, deep JSON, tags and SQL subqueries, at depths from a few
+to tens of thousands, in every shape a reader looks at) at every reader of model text: each
+single-agent env's step, each multi-agent env at every seat and phase (proposals, tests,
+specs, solutions, moves, deals, debate arguments, judge verdicts), and each parser on its own.
+Any text must come back as a verdict: not one exception, not an `infra_error`.
+
 Every outcome must be a clean result (text observations, a reward in [0, 1], an `info` dict) or
 one of rlvr's own errors (`EnvError`: `EnvConfigError`, `DatasetError`, `NotTextError`, ...)
 from the public call; never another exception type, never a reward above 0 for a task whose
@@ -14,6 +21,7 @@ more examples each run, to look for bugs (a failure prints the example to reprod
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -23,13 +31,36 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import rlvr.envs
 from rlvr.envs import DatasetError, EnvConfigError, EnvError
+from rlvr.envs.deep_text import (
+    DEEP_FORMS,
+    FORGED_INFRA_REPLIES,
+    SHAPES,
+    every_shape,
+    nasty_replies,
+)
 from rlvr.envs.multiagent import registry as multiagent_registry
+from rlvr.envs.multiagent.checker import usual_reply
+from rlvr.envs.multiagent.code_problems import read_proposal
+from rlvr.envs.multiagent.connect4 import Connect4Env
+from rlvr.envs.multiagent.negotiation import NegotiationEnv
+from rlvr.envs.multiagent.problems import pose
 from rlvr.envs.options import CheckedArguments, declaration
+from rlvr.envs.replies import last_answer_line, last_tagged
+from rlvr.envs.tools.calculator import CalculatorError
+from rlvr.envs.tools.calculator import evaluate as calculator
+from rlvr.envs.tools.parsing import parse_tool_calls
+from rlvr.verifiers.code.extract import extract_code
+from rlvr.verifiers.math import MathVerifier
+from rlvr.verifiers.math.extract import extract_answers
+from rlvr.verifiers.sql.errors import SQLParseError, UnsafeQuery
+from rlvr.verifiers.sql.extract import extract_sql
+from rlvr.verifiers.sql.guard import check_query
+from rlvr.verifiers.types import Task
 
 SINGLE_AGENT_IDS = sorted(env_id for env_id in gym.registry if env_id.startswith("rlvr/"))
 MULTIAGENT_IDS = sorted(env_id for env_id in multiagent_registry if env_id.startswith("rlvr/"))
@@ -45,12 +76,14 @@ _common = {
 settings.register_profile("ci", derandomize=True, database=None, **_common)
 settings.register_profile("explore", max_examples=200, **_common)
 PROFILE = settings.get_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-EXAMPLES = {"make": 30, "episode": 60}  # per env, under "ci"
+EXAMPLES = {"make": 30, "episode": 60, "deep": 40, "parser": 100}  # per env, under "ci"
 
 
 def budget(kind: str) -> settings:
     if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci":
-        return settings(PROFILE, max_examples=EXAMPLES[kind])
+        # No shrinking in CI: a deep reply is already simple, and shrinking replays episodes.
+        phases = [Phase.explicit, Phase.reuse, Phase.generate] if kind == "deep" else None
+        return settings(PROFILE, max_examples=EXAMPLES[kind], phases=phases or tuple(Phase))
     return settings(PROFILE)
 
 
@@ -358,5 +391,142 @@ def test_multiagent_episodes_with_random_options_and_actions(env_id, made):
                 continue
             for reward in env.rewards.values():
                 assert_clean_reward(reward, malformed, lowest=-1.0)
+
+    run()
+
+
+# --- deep and long-chain text (issue 25) ------------------------------------------------------
+
+# Depths from a few to tens of thousands, with several inside the windows where recursive
+# readers fail (a few hundred to a few thousand levels: parseable, too deep to walk).
+DEPTHS = (1, 7, 40, 150, 333, 700, 1200, 2500, 8000, 40_000)
+OMNIBUS_DEPTHS = DEPTHS[:-2]  # one text in every shape at once: keep the reply under a megabyte
+
+
+def deep_texts(depths: tuple[int, ...] = DEPTHS) -> st.SearchStrategy[str]:
+    return st.builds(
+        lambda kind, depth: DEEP_FORMS[kind](depth),
+        st.sampled_from(sorted(DEEP_FORMS)),
+        st.sampled_from(depths),
+    )
+
+
+deep_replies = st.one_of(
+    st.sampled_from(nasty_replies()),  # the checkers' fixed handful, drawn often
+    st.builds(every_shape, deep_texts(OMNIBUS_DEPTHS)),
+    st.builds(
+        lambda shape, text: SHAPES[shape](text), st.sampled_from(sorted(SHAPES)), deep_texts()
+    ),
+    st.sampled_from(FORGED_INFRA_REPLIES),
+)
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("env_id", SINGLE_AGENT_IDS)
+def test_deep_and_long_chain_replies_are_verdicts(env_id, made):
+    env = _made(made, env_id, gym.make)
+
+    @budget("deep")
+    @given(replies=st.lists(deep_replies, min_size=1, max_size=MAX_STEPS))
+    def run(replies):
+        env.reset(seed=0)
+        for reply in replies:
+            _, reward, terminated, truncated, info = env.step(reply)  # any text: never raises
+            assert_clean_reward(reward, malformed=False)
+            assert info["infra_error"] is False, f"{reply[:60]!r} set infra_error"
+            if terminated or truncated:
+                break
+
+    run()
+
+
+MULTIAGENT_VARIANTS = [
+    pytest.param(env_id, {}, id=env_id) for env_id in MULTIAGENT_IDS
+] + [  # the policy judges read verdicts from text
+    pytest.param(env_id, {"judge": "policy"}, id=f"{env_id}-judge=policy")
+    for env_id in ("rlvr/Debate-v0", "rlvr/SQLDebate-v0")
+]
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(("env_id", "kwargs"), MULTIAGENT_VARIANTS)
+def test_multiagent_deep_and_long_chain_replies_at_every_seat(env_id, kwargs, made):
+    key = f"{env_id} {sorted(kwargs.items())}"
+    env = _made(made, key, lambda _: rlvr.envs.multiagent.make(env_id, **kwargs))
+    assert set(kwargs) <= set(env.__dict__) | {"judge"}
+
+    fed: set[str] = set()  # the seats that got deep text
+
+    @budget("deep")
+    @given(data=st.data())
+    def run(data):
+        env.reset(seed=0)
+        for agent in env.agent_iter(4 * MAX_STEPS * len(env.possible_agents)):
+            _, reward, terminated, truncated, info = env.last()
+            assert_clean_reward(reward, malformed=False, lowest=-1.0)
+            assert info["infra_error"] is False, f"{agent}: infra_error {info.get('verdict')}"
+            if terminated or truncated:
+                env.step(None)
+                continue
+            nasty = data.draw(st.booleans(), label=f"{agent} writes deep text")
+            if nasty:
+                fed.add(agent)
+            env.step(data.draw(deep_replies) if nasty else usual_reply(env, agent))
+
+    run()
+    assert fed == set(env.possible_agents)  # every seat was tried
+
+
+def _board_move(reply: str) -> Any:
+    game = Connect4Env()
+    game.reset(seed=0)
+    return game.read_move(reply)
+
+
+def _deal(reply: str) -> Any:
+    negotiation = NegotiationEnv()
+    negotiation.reset(seed=0)
+    return negotiation.read_turn(reply)
+
+
+def _math_verdict(reply: str) -> Any:
+    verdict = MathVerifier(timeout=2.0).verify(reply, Task(id="t", prompt="p", answer="1/2"))
+    assert not verdict.infra_error, verdict
+    return verdict
+
+
+# Each reader of model text and the exceptions that are its documented verdicts. (The math
+# verifier's own parsers run behind its worker boundary, with a time limit: 2^2^...^2 is read
+# there, and `parse_plain` is only reached through "math verdicts".)
+PARSERS: dict[str, tuple[Callable[[str], Any], tuple[type[Exception], ...]]] = {
+    "math answers": (extract_answers, ()),
+    "math verdicts": (_math_verdict, ()),
+    "answer lines": (last_answer_line, ()),
+    "tags": (lambda reply: last_tagged(reply, "answer"), ()),
+    "sql extraction": (extract_sql, ()),
+    "sql guard": (check_query, (SQLParseError, UnsafeQuery)),
+    "code extraction": (lambda reply: extract_code(reply, "f"), ()),
+    "tool calls": (parse_tool_calls, ()),
+    "calculator": (calculator, (CalculatorError,)),
+    "moves": (_board_move, ()),
+    "deals": (_deal, ()),
+    "math problems": (pose, ()),
+    "code proposals": (read_proposal, ()),
+}
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(
+    "reader",
+    list(PARSERS),
+)
+def test_every_parser_turns_deep_text_into_a_verdict(reader):
+    parse, verdicts = PARSERS[reader]
+
+    @budget("parser")
+    @given(text=st.one_of(deep_texts(), deep_replies))
+    def run(text):
+        with contextlib.suppress(*verdicts):
+            parse(text)
 
     run()

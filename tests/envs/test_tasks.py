@@ -169,6 +169,31 @@ def test_every_malformed_row_names_its_file_and_line(tmp_path, line, message):
     assert load_jsonl(file)[0].answer
 
 
+@pytest.mark.parametrize(
+    ("row", "field"),
+    [
+        ('{"prompt": "caf\\udce9", "answer": 1}', "prompt"),
+        ('{"prompt": "p", "answer": {"tests": ["ok", "\\ud800"]}}', "answer"),
+        ('{"prompt": "p", "answer": 1, "id": "x\\udfff"}', "id"),
+        ('{"prompt": "p", "answer": 1, "source": "\\udbff!"}', "source"),
+        ('{"prompt": "p", "answer": 1, "k\\ud800": 2}', "k\ud800"),
+    ],
+    ids=["prompt", "nested-answer", "id", "extra-column", "column-name"],
+)
+def test_a_lone_surrogate_in_any_field_is_a_dataset_error_naming_the_line(tmp_path, row, field):
+    """JSON's \\ud800 escapes decode to strings that cannot be encoded: every later reader (a
+    tokenizer, a sandbox's stdin, a parquet writer) would fail on them."""
+    file = tmp_path / "t.jsonl"
+    file.write_text('{"prompt": "ok", "answer": 1}\n' + row + "\n")
+    with pytest.raises(DatasetError) as refused:
+        load_jsonl(file)
+    message = str(refused.value)
+    assert message.startswith(f"{file}:2: field {field!r} holds a lone surrogate "), message
+    assert "which is no text" in message
+    file.write_text('{"prompt": "a pair is text: \\ud83d\\ude00", "answer": 1}\n')
+    assert load_jsonl(file)[0].prompt.endswith("\U0001f600")
+
+
 def test_the_family_loaders_share_the_row_errors(tmp_path):
     from rlvr.envs.code import load_humaneval
     from rlvr.envs.math import load_gsm8k

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import gymnasium as gym
 import pytest
 
@@ -21,6 +23,7 @@ from rlvr.envs.judge import TaskJudge
 from tests.envs.toy_envs import CAPITALS, GuessNumberEnv, exact_match
 
 SYSTEM = "Answer with the city name only."
+CAPITALS_TASK = Task(id="france", prompt=CAPITALS[0]["prompt"], answer="Paris")
 
 
 @pytest.fixture(scope="module")
@@ -212,6 +215,19 @@ def test_check_env_catches_a_reward_hack():
     always_right = VerifiableEnv(CAPITALS, lambda reply, task: True)
     with pytest.raises(EnvCheckError, match="junk scores 0"):
         check_env(always_right)
+
+
+def test_check_env_catches_a_reader_that_recurses_on_deep_text():
+    def normalised_match(reply, task):  # catches only the errors it expects
+        try:
+            return ast.unparse(ast.parse(reply.strip(), mode="eval")) == task.answer
+        except (SyntaxError, ValueError):
+            return False
+
+    assert normalised_match("Paris", CAPITALS_TASK) and not normalised_match("Lima", CAPITALS_TASK)
+    # The function verifier turns the RecursionError into an error verdict: infra_error.
+    with pytest.raises(EnvCheckError, match="deep text is a verdict: .*infrastructure error"):
+        check_env(VerifiableEnv(CAPITALS, normalised_match), seeds=(0,))
 
 
 def test_check_env_catches_a_wrong_oracle():

@@ -184,7 +184,7 @@ def test_reset_options_that_are_not_a_dict_are_our_error_and_still_a_type_error(
         ("rlvr/Debate-v0", {"rounds": 0}, "rounds"),
         ("rlvr/Negotiation-v0", {"max_turns": "6"}, "max_turns"),
         ("rlvr/Connect4-v0", {"colour": "red"}, "accepts"),
-        ("rlvr/ProposerSolver-v0", {"solvers": True}, "solvers"),
+        ("rlvr/ProposerSolver-v1", {"solvers": True}, "solvers"),
     ],
 )
 def test_multiagent_envs_refuse_bad_arguments_at_make(env_id, kwargs, message):

@@ -27,8 +27,6 @@ name = "c4-test"
 description = "a few Connect4 games"
 env = "rlvr/Connect4-v0"
 games = 8
-[bootstrap]
-resamples = 200
 """
 AGENTS = {"legal": "legal:1", "column-4": "fixed:<move>4</move>", "babbler": "random:2"}
 
@@ -64,7 +62,7 @@ def test_every_pair_plays_and_the_ratings_order_the_agents(result):
 
 
 def test_the_interval_is_reproducible_and_narrows_with_more_games():
-    suite = ArenaSuite(name="t", env="rlvr/Connect4-v0", games=10, resamples=300)
+    suite = ArenaSuite(name="t", env="rlvr/Connect4-v0", games=10)
     pairs = [PairGames("a", "b", [1.0, 0.0] * 5)]
     first, again = rate(["a", "b"], pairs, suite), rate(["a", "b"], pairs, suite)
     assert first == again  # the bootstrap is seeded by the suite
@@ -76,7 +74,7 @@ def test_the_interval_is_reproducible_and_narrows_with_more_games():
 def test_a_perfect_record_still_has_an_interval():
     """Resampling 10 wins out of 10 gives 10 wins every time: the interval must come from the
     fitted odds, or the least certain rating would look exact."""
-    suite = ArenaSuite(name="t", env="rlvr/Connect4-v0", games=10, resamples=300)
+    suite = ArenaSuite(name="t", env="rlvr/Connect4-v0", games=10)
     ratings = {r.agent: r for r in rate(["a", "b"], [PairGames("a", "b", [1.0] * 10)], suite)}
     assert ratings["a"].high - ratings["a"].low > 50
     assert ratings["a"].low <= ratings["a"].elo <= ratings["a"].high
@@ -146,7 +144,11 @@ def test_bad_arena_input_is_one_line(tmp_path: Path, capsys, arguments, message)
     [
         ('name = "x"\nenv = "rlvr/Math-v0"', "is not a multi-agent env"),
         ('name = "x"\nenv = "rlvr/Connect4-v0"\nrounds = 3', "unknown keys ['rounds']"),
-        ('name = "x"\nenv = "rlvr/Connect4-v0"\ngames = 0', "games and resamples >= 1"),
+        ('name = "x"\nenv = "rlvr/Connect4-v0"\ngames = 0', "games must be between 1 and"),
+        ('name = "x"\nenv = "rlvr/Connect4-v0"\ngames = true', "games must be an int, got bool"),
+        ('name = "x"\nenv = "rlvr/Connect4-v0"\nconfidence = nan', "confidence must be a number"),
+        ('name = "x"\nenv = "rlvr/Connect4-v0"\n[bootstrap]\nresamples = 9', "not a bootstrap"),
+        ('name = "x"\nenv = "rlvr/Connect4-v0"\n[sampling]\ntemperature = inf', "must be finite"),
     ],
 )
 def test_bad_arena_suites_name_the_problem(text, message):

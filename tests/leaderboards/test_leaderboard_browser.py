@@ -241,3 +241,59 @@ def test_hostile_strings_are_shown_as_text_never_run(tmp_path: Path, monkeypatch
             browser.click(following[0])
         assert seen == [f"ep-{i}-0" for i in range(30)]
         browser.screenshot(tmp_path / "hostile.png")
+
+
+ONE_ENV_SUITE = f"""
+name = "one"
+split = false
+episodes = 6
+samples = 2
+pass_at_k = [1, 2]
+[sampling]
+temperature = 1.0
+[[envs]]
+id = "{YES_ENV}"
+"""
+
+
+def test_visitor_sees_each_number_once_and_every_section_counted(tmp_path: Path) -> None:
+    """A single-env suite's table has no column repeating the score (the env's, pass@1 with 0/1
+    rewards); the header counts the arena too; an undefeated agent's Elo sits inside its
+    interval, and the page says which prior put it there."""
+    from rlvr.leaderboards import parse_suite
+    from rlvr.leaderboards.arena import ArenaResult, ArenaSuite, PairGames, rate
+
+    db = tmp_path / "board.sqlite"
+    suite = ArenaSuite(name="c4", env="rlvr/Connect4-v0", games=40)
+    pairs = [PairGames("legal", "random", [1.0] * 40)]
+    ratings = rate(["legal", "random"], pairs, suite)
+    arena = ArenaResult(suite, {"legal": "legal", "random": "random"}, pairs, ratings)
+    with ResultStore(db) as store:
+        for agent in ("oracle", "random"):
+            store.add(run_suite(parse_suite(ONE_ENV_SUITE), agent, parallel="serial"))
+        store.add_arena(arena)
+    assert main(["leaderboard", "html", str(tmp_path / "site"), "--db", str(db)]) == 0
+    with launch_browser(tmp_path / "profile") as browser:
+        browser.get((tmp_path / "site" / "index.html").as_uri())
+        header = browser.text(browser.find("body > p.meta"))
+        assert header.startswith("2 result(s) in 1 suite(s) and 1 head-to-head arena(s)")
+        columns = [browser.text(th) for th in browser.find_all("table#board-one th")]
+        assert columns == [
+            *("#", "Name", "Agent", "Score", "95% CI", "pass@2", "Tokens", "Time", "Traces")
+        ]
+        note = browser.text(browser.find("section#suite-one .columns-note"))
+        assert (
+            note == f"The score is {YES_ENV}'s; pass@1 equals the score (every reward is 0 or 1)."
+        )
+        method = browser.text(browser.find("section.arena .method"))
+        assert "Gaussian prior (mean 1500, sd 400)" in method
+        rows = len(browser.find_all("section.arena tbody tr"))
+        assert rows == 2
+        for row in range(1, rows + 1):
+            cells = [
+                browser.text(cell)
+                for cell in browser.find_all(f"section.arena tbody tr:nth-child({row}) td")
+            ]
+            low, high = (float(end) for end in cells[4].strip("[]").split(", "))
+            assert low < float(cells[3]) < high, cells
+        browser.screenshot(tmp_path / "single-env-and-arena.png")

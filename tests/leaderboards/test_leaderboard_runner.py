@@ -201,8 +201,8 @@ def test_reverify_rejudges_with_the_fixed_verifier(toy) -> None:
 
 def test_reverify_refuses_when_the_tasks_changed(toy) -> None:
     old = run_suite(toy, "oracle", parallel="serial")
-    tampered = old.traces[YES_ENV][0]
-    tampered.task_id = "some other task"
+    for tampered in old.traces[YES_ENV][:2]:  # both samples of task 0, as a changed env would
+        tampered.task_id = "some other task"
     with pytest.raises(ReverifyError, match="differ from those the result was scored on"):
         reverify(old, parallel="serial")
     restamp(old)  # as if the env, not the trace, had changed since the run

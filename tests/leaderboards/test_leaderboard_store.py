@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import sqlite3
 from pathlib import Path
@@ -34,7 +35,7 @@ def test_round_trip_keeps_scores_provenance_and_traces(tmp_path: Path, result) -
 def test_superseded_results_are_hidden_unless_asked(tmp_path: Path, result) -> None:
     with ResultStore(tmp_path / "r.sqlite") as store:
         old = store.add(result)
-        new = store.add(result, supersedes=old)
+        new = store.add(dataclasses.replace(result, reverified_from=old), supersedes=old)
         assert [r.id for r in store.results()] == [new]
         everything = store.results(include_superseded=True)
         assert [(r.id, r.superseded_by) for r in everything] == [(old, new), (new, None)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -68,6 +69,42 @@ def test_reports_exit_codes_and_exceptions_as_program_failures(executor):
     assert "ValueError: bad" in raised.stderr_text and "line 2, in f" in raised.stderr_text
     missing = executor.run(ExecRequest(command=["no-such-program"]))
     assert missing.status is ProgramStatus.FAILED and missing.exit_code == 127
+
+
+# --- the same sandbox for every run ---------------------------------------------------------------
+
+# What a program can read of its sandbox that a result could depend on: the hash seed (its own,
+# a child interpreter's, set order), the environment, the host name, the files it starts with,
+# its uid and working directory. It must be the same in every run, on every worker (docs/
+# sandboxes.md, "The same sandbox for every run"), or two runs of the same code could disagree.
+SANDBOX_FACTS = (
+    "import os, socket, subprocess, sys\n"
+    'child = subprocess.run([sys.executable, \'-c\', \'print(hash("abc"), list({"x", "y"}))\'],'
+    " capture_output=True, text=True).stdout\n"
+    "print(hash('abc'), list({'p', 'q', 'r', 's'}), child, sorted(os.environ.items()),"
+    " socket.gethostname(), sorted(os.listdir('.')), os.listdir('/tmp'), os.getuid(),"
+    " os.getcwd())\n"
+)
+
+
+def sandbox_facts(executor, runs: int = 6) -> set[str]:
+    with ThreadPoolExecutor(runs) as threads:  # concurrent: every worker of the pool serves some
+        results = list(
+            threads.map(lambda _: run(executor, SANDBOX_FACTS, files={"a.txt": "x"}), range(runs))
+        )
+    assert all(result.ok for result in results), results[0].stderr_text
+    return {result.stdout_text for result in results}
+
+
+def test_every_run_on_every_worker_sees_the_same_sandbox(executor):
+    facts = sandbox_facts(executor)
+    assert len(facts) == 1, facts
+    assert "PYTHONHASHSEED" in facts.pop()
+
+
+@pytest.mark.docker
+def test_both_backends_show_programs_the_same_sandbox(local_executor, docker_executor):
+    assert sandbox_facts(local_executor) == sandbox_facts(docker_executor)
 
 
 # --- limits -------------------------------------------------------------------------------------
@@ -160,7 +197,7 @@ def test_environment_secrets_are_not_visible(executor, monkeypatch):
     )
     assert "hunter2" not in result.stdout_text and "RLVR_TEST_SECRET" not in result.stdout_text
     names = eval(result.stdout_text.splitlines()[0])
-    assert set(names) <= {"PATH", "HOME", "LANG", "TMPDIR", "X", "HOSTNAME"}
+    assert set(names) <= {"PATH", "HOME", "LANG", "TMPDIR", "X", "HOSTNAME", "PYTHONHASHSEED"}
 
 
 def test_files_outside_the_workdir_are_untouched(executor, tmp_path):

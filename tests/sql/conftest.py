@@ -4,7 +4,8 @@ How the PostgreSQL tests connect: `$RLVR_TEST_POSTGRES_DSN` if set (an admin rol
 schemas in its database and create roles). Otherwise, on a machine where the local server runs
 (CI's `.ci/setup-system.sh` starts Debian's cluster), the fixture provisions one itself through
 the `postgres` OS account (`runuser`, or `sudo -n` when not root): a role `rlvr_test_admin` with
-CREATEROLE, pg_signal_backend (to kill connections in a test) and a random password (one per
+CREATEROLE, pg_signal_backend (to kill connections in a test), the right to set temp_file_limit
+(PostgreSQL 15+; the backend caps its reader's temporary files) and a random password (one per
 machine, kept in a private file in the temporary directory, so concurrent sessions agree), owning
 a database `rlvr_test`, reached over TCP on 127.0.0.1. Without either the tests skip locally and
 fail in CI (`require_service`).
@@ -57,6 +58,8 @@ def _provision() -> tuple[str | None, str]:
         WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{TEST_ROLE}') \\gexec
         ALTER ROLE {TEST_ROLE} LOGIN CREATEROLE PASSWORD '{password}';
         GRANT pg_signal_backend TO {TEST_ROLE};
+        SELECT 'GRANT SET ON PARAMETER temp_file_limit TO {TEST_ROLE}'
+        WHERE current_setting('server_version_num')::int >= 150000 \\gexec
         SELECT 'CREATE DATABASE {TEST_DATABASE} OWNER {TEST_ROLE}'
         WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '{TEST_DATABASE}') \\gexec
     """

@@ -224,6 +224,90 @@ def test_a_row_bigger_than_the_worker_memory_cap_is_the_querys_fault(catalog):
     backend.close()
 
 
+def _rows_of(n: int) -> str:
+    """A CTE `r(n, v)` of `n` rows whose `v` is a distinct text of about 300 characters (a
+    query, or a second CTE, follows)."""
+    pad = "x" * 290
+    return (
+        f"WITH RECURSIVE r(n, v) AS (SELECT 1, '{pad}' UNION ALL SELECT n + 1, "
+        f"'{pad}' || (n * 7919) FROM r WHERE n < {n}) "
+    )
+
+
+# Every way a query makes SQLite keep temporary b-trees (by default in files in /var/tmp).
+TEMP_STORAGE = {
+    "ORDER BY": "SELECT n FROM r ORDER BY v",
+    "DISTINCT": "SELECT COUNT(*) FROM (SELECT DISTINCT v FROM r)",
+    "GROUP BY": "SELECT COUNT(*) FROM (SELECT v FROM r GROUP BY v)",
+    "UNION": "SELECT COUNT(*) FROM (SELECT v FROM r UNION SELECT v || 'x' FROM r)",
+    "window": "SELECT MAX(k) FROM (SELECT ROW_NUMBER() OVER (ORDER BY v) AS k FROM r)",
+    "IN subquery": "SELECT COUNT(*) FROM people WHERE name IN (SELECT v FROM r)",
+    "automatic index": "SELECT COUNT(*) FROM r AS a JOIN r AS b ON a.v = b.v",
+    "materialised CTE": (
+        ", m AS MATERIALIZED (SELECT v FROM r) SELECT (SELECT COUNT(*) FROM m) + "
+        "(SELECT COUNT(*) FROM m)"
+    ),
+}
+
+
+def _written_bytes(pid: int) -> int:
+    """Bytes process `pid` wrote with write calls (files and pipes), from /proc/PID/io."""
+    with open(f"/proc/{pid}/io") as io:
+        return int(next(line for line in io if line.startswith("wchar:")).split()[1])
+
+
+def _temp_writes(backend: SQLiteBackend, verifier: SQLVerifier, sql: str):
+    """The verdict of `sql` and the bytes its worker wrote meanwhile."""
+    assert verifier.verify(GOLD, task(GOLD)).is_correct  # a worker in the pool
+    (worker,) = backend._idle
+    before = _written_bytes(worker.process.pid)
+    verdict = verifier.verify(sql, task(GOLD))
+    return verdict, _written_bytes(worker.process.pid) - before
+
+
+@pytest.mark.parametrize("shape", sorted(TEMP_STORAGE))
+def test_temporary_storage_is_capped_in_memory_and_the_querys_fault(shape, catalog):
+    """Each used to write its temporary b-trees to /var/tmp, uncapped (one sort wrote 1 GB in
+    2 s): now they stay in memory, and past the cap the query fails as out of memory."""
+    backend = SQLiteBackend(copy_limit_bytes=1 << 20, temp_bytes=16 << 20)
+    verifier = SQLVerifier(catalog, backend, SQLVerifierConfig(timeout_s=20))
+    verdict, written = _temp_writes(backend, verifier, _rows_of(200_000) + TEMP_STORAGE[shape])
+    assert verdict.status is Status.INCORRECT and not verdict.infra_error, verdict.details
+    assert "out of memory" in verdict.details
+    assert written < 64 << 10  # the answer's frame, no temporary file
+    assert backend._idle and verifier.verify(GOLD, task(GOLD)).is_correct  # the worker goes on
+    backend.close()
+
+
+def test_a_large_sort_writes_nothing_to_disk_with_the_default_caps(catalog):
+    backend = SQLiteBackend()
+    verifier = SQLVerifier(catalog, backend)
+    verdict, written = _temp_writes(backend, verifier, _rows_of(3_000_000) + "SELECT n FROM r "
+                                    "ORDER BY v")  # fmt: skip
+    assert verdict.score == 0.0 and not verdict.infra_error, verdict.details
+    assert written < 64 << 10
+    backend.close()
+
+
+def test_honest_queries_fit_the_temporary_storage_cap(catalog):
+    """Sorting, grouping and de-duplicating what fits the cap still works."""
+    backend = SQLiteBackend(copy_limit_bytes=1 << 20, temp_bytes=16 << 20)
+    sql = _rows_of(20_000) + "SELECT COUNT(DISTINCT v), COUNT(*) FROM (SELECT v FROM r ORDER BY v)"
+    assert backend.run_sql(catalog["mini"], sql, Limits(timeout_s=20)).rows == ((20_000, 20_000),)
+    backend.close()
+
+
+def test_the_temporary_storage_cap_is_checked():
+    with pytest.raises(ValueError, match="temp_bytes must be at least 1 byte"):
+        SQLiteBackend(temp_bytes=0)
+
+
+GREEDY_SORT = (
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 300000) "
+    "SELECT n FROM r ORDER BY n DESC LIMIT 1"
+)
+
+
 @pytest.mark.postgres
 def test_a_query_past_temp_file_limit_is_the_querys_fault(catalog, postgres_backend):
     """53400 (like out of memory or a full disk) can be a sick server or a greedy query: the
@@ -231,13 +315,49 @@ def test_a_query_past_temp_file_limit_is_the_querys_fault(catalog, postgres_back
     postgres_backend.load(catalog["mini"])  # creates the reader role
     done = _as_postgres_user(f"ALTER ROLE {postgres_backend.role} SET temp_file_limit = '256kB'")
     require_service("PostgreSQL superuser", done.returncode == 0, done.stderr.strip()[:200])
-    greedy = (
-        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 300000) "
-        "SELECT n FROM r ORDER BY n DESC LIMIT 1"
-    )
-    verdict = SQLVerifier(catalog, postgres_backend).verify(greedy, task(GOLD))
+    verdict = SQLVerifier(catalog, postgres_backend).verify(GREEDY_SORT, task(GOLD))
     assert verdict.status is Status.INCORRECT and not verdict.infra_error, verdict.details
     assert "temp_file_limit" in verdict.details
+
+
+@pytest.mark.postgres
+def test_the_reader_role_has_its_temporary_files_capped(catalog, postgres_dsn):
+    """The reader's sorts spilled into temporary files on the server's disk without a cap."""
+    from rlvr.verifiers.sql.postgres import PostgresBackend
+
+    default = PostgresBackend(postgres_dsn)
+    settings = "SELECT current_setting('temp_file_limit'), current_setting('work_mem')"
+    assert default.run_sql(catalog["mini"], settings, Limits()).rows == (("256MB", "4MB"),)
+    default.close()
+    backend = PostgresBackend(postgres_dsn, temp_bytes=256 << 10)
+    verdict = SQLVerifier(catalog, backend).verify(GREEDY_SORT, task(GOLD))
+    assert verdict.status is Status.INCORRECT and not verdict.infra_error, verdict.details
+    assert "temp_file_limit" in verdict.details
+    assert SQLVerifier(catalog, backend).verify(GOLD, task(GOLD)).is_correct
+    backend.close()
+
+
+@pytest.mark.postgres
+def test_an_admin_that_cannot_cap_temporary_files_is_told_how(catalog, postgres_dsn):
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from rlvr.verifiers.sql.postgres import PostgresBackend
+
+    info = conninfo_to_dict(postgres_dsn)
+    info["user"] = admin = "rlvr_test_nocap"  # CREATEROLE, not allowed to set temp_file_limit
+    done = _as_postgres_user(
+        f"DROP ROLE IF EXISTS {admin}; "
+        f"CREATE ROLE {admin} LOGIN CREATEROLE PASSWORD '{info.get('password', '')}'"
+    )
+    require_service("PostgreSQL superuser", done.returncode == 0, done.stderr.strip()[:200])
+    backend = PostgresBackend(make_conninfo(**info))
+    try:
+        with pytest.raises(BackendError, match="GRANT SET ON PARAMETER temp_file_limit TO"):
+            backend.load(catalog["mini"])
+        assert backend._reader is None
+    finally:
+        backend.close()
+        _as_postgres_user(f"DROP ROLE IF EXISTS {admin}")
 
 
 # --- our own timers exclude our own work ---------------------------------------------------------

@@ -213,3 +213,14 @@ def test_questions_saved_with_a_byte_order_mark_load(spider):
     lines = "".join(json.dumps(row) + "\n" for row in rows)
     (spider / "bom.jsonl").write_text(lines, encoding="utf-8-sig")
     assert len(load_sql_jsonl(spider / "bom.jsonl", spider / "database")) == 3
+
+
+def test_a_lone_surrogate_in_a_question_names_the_item_or_line(spider):
+    """JSON's \\ud800 without its pair decodes to text no tokenizer or database can take."""
+    row = '{"db_id": "concert_singer", "question": "How many\\ud800?", "query": "SELECT 1"}'
+    (spider / "bad.json").write_text(f"[{row}]")
+    with pytest.raises(DatasetError, match=r"bad\.json item 0: field 'question' holds a lone"):
+        load_spider(spider / "bad.json", spider / "database")
+    (spider / "q.jsonl").write_text(row + "\n")
+    with pytest.raises(DatasetError, match=r"q\.jsonl:1: field 'question' holds a lone surrogate"):
+        load_sql_jsonl(spider / "q.jsonl", spider / "database")

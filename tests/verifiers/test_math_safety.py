@@ -97,6 +97,22 @@ def test_plain_parser_accepts_only_its_whitelist(text):
         parse_plain(text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "-" * 900 + "1",  # within the screen's 1000 characters, past Python's stack
+        "+-" * 450 + "1",
+        "2" + "^2" * 600,
+        "(" * 400 + "1" + ")" * 400,
+        "sqrt(" * 300 + "2" + ")" * 300,
+        "|" * 600,
+    ],
+)
+def test_plain_parser_refuses_deep_text_instead_of_recursing(text):
+    with pytest.raises(PlainSyntaxError, match="nests deeper than"):
+        parse_plain(text)
+
+
 def test_plain_parser_builds_sympy_directly():
     import sympy
 
@@ -108,6 +124,7 @@ def test_plain_parser_builds_sympy_directly():
     assert parse_plain("2^3^2") == 512
     assert parse_plain("0.1") == sympy.Rational(1, 10)
     assert parse_plain("pi/4 + |-3|") == sympy.pi / 4 + 3
+    assert parse_plain("-" * 90 + "3") == 3  # nesting within the limit still reads
 
 
 def test_screen():

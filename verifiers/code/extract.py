@@ -17,6 +17,16 @@ def fenced_blocks(reply: str) -> list[tuple[str, str]]:
     return [(tag.lower(), body) for tag, body in _FENCE.findall(reply)]
 
 
+def parse_python(code: str) -> ast.Module | None:
+    """The syntax tree of `code`, or None when it is not Python this interpreter parses: a
+    syntax error, a NUL byte, a lone surrogate (no text), or nesting deeper than the parser goes
+    (`RecursionError` or `MemoryError`, which `ast.parse` raises rather than a SyntaxError)."""
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
 def defines(code: str, name: str) -> bool:
     """Does `code` define a function (or class) called `name` at top level?"""
     pattern = rf"^(?:async[ \t]+)?(?:def|class)[ \t]+{re.escape(name)}\b"
@@ -49,9 +59,7 @@ def extract_code(reply: str, entry_point: str | None = None) -> str | None:
     if "```" in reply:
         return None  # fenced, but not in Python
     code = reply.strip("\n")
-    try:
-        ast.parse(code)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):  # deep nesting: not code
+    if parse_python(code) is None:
         return None
     if entry_point and not defines(code, entry_point):
         return None

@@ -25,6 +25,9 @@ Report (stdout, one JSON object): `{"load_error": str|None, "results": [...]}` i
 "error": str}]}` otherwise, or `{"load_error": None, "tests_broken": str}` when the test code itself
 cannot be loaded (a module the sandbox lacks, a syntax error). Test code is loaded before the
 solution's process starts, so that nothing the solution does can make it fail to load.
+
+`replays.py` reuses this runner to replay a solution's calls under other conditions (a fresh
+interpreter with another hash seed, another order, another clock).
 """
 
 import base64
@@ -326,7 +329,7 @@ class Server:
 
     def start(self):
         ours, theirs = socket.socketpair()
-        if self.spec["mode"] == "cases":
+        if self.spec["mode"] == "cases" and not self.spec.get("fresh"):
             self.pid = os.fork()
             if self.pid == 0:  # nothing secret in our memory in cases mode: fork is enough
                 try:
@@ -339,7 +342,7 @@ class Server:
                     serve(keep, self.spec["entry_point"], self.spec.get("preamble", ""))
                 finally:
                     os._exit(0)
-        else:  # test code is in our memory: start a fresh interpreter instead of forking
+        else:  # test code is in our memory (or a replay asks for one): a fresh interpreter
             argv = [
                 sys.executable,
                 "-S",
@@ -351,6 +354,8 @@ class Server:
                 self.spec["entry_point"],
             ]
             env = dict(os.environ, RLVR_PREAMBLE=self.spec.get("preamble", ""))
+            if self.spec.get("hash_seed") is not None:
+                env["PYTHONHASHSEED"] = str(self.spec["hash_seed"])
             self.pid = os.posix_spawn(
                 sys.executable,
                 argv,
@@ -602,17 +607,24 @@ def import_only_from_read_only_paths():
     sys.path_importer_cache.clear()
 
 
-def run():
+def run_once(spec):
+    """The report of one run of the tests."""
+    holder = {"server": Server(spec), "restarts": 0}
+    report = make_report(spec, holder)
+    holder["server"].stop(None)
+    return report
+
+
+def run(report=None):
+    """Read the spec from stdin and write `report(spec)` (default: `run_once`) to stdout, with
+    the runner's protections (read-only import path, not dumpable, the only report channel)."""
     import_only_from_read_only_paths()
     set_not_dumpable()
     report_fd = os.dup(1)  # only we hold the report channel; fd 1 becomes stderr for everyone
     os.dup2(2, 1)
     spec = json.loads(sys.stdin.read())
     sys.stdin.close()
-    holder = {"server": Server(spec), "restarts": 0}
-    report = make_report(spec, holder)
-    holder["server"].stop(None)
-    data = json.dumps(report, separators=(",", ":")).encode("utf-8")
+    data = json.dumps((report or run_once)(spec), separators=(",", ":")).encode("utf-8")
     while data:
         data = data[os.write(report_fd, data) :]
     os.close(report_fd)

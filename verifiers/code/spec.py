@@ -109,6 +109,22 @@ def approx_equal(got: Any, expected: Any) -> bool:
     return canonical(got) == canonical(expected)
 
 
+def compile_error(code: str, name: str = "code") -> str | None:
+    """Why `code` does not compile (None if it does), in one line: a syntax error, a NUL byte, a
+    lone surrogate, or nesting deeper than the compiler goes."""
+    try:
+        compile(code, f"<{name}>", "exec", dont_inherit=True)
+    except SyntaxError as exc:  # also a NUL byte on Python 3.12+
+        return f"{exc.msg} (line {exc.lineno})" if exc.lineno else exc.msg
+    except UnicodeEncodeError as exc:  # a lone surrogate: no text, let alone code
+        return f"not text: a lone surrogate {exc.object[exc.start]!r} at character {exc.start}"
+    except ValueError as exc:  # a NUL byte on Python 3.11
+        return str(exc)
+    except (RecursionError, MemoryError):
+        return "nested too deeply to compile"
+    return None
+
+
 @dataclass(frozen=True)
 class CodeTests:
     """The parsed hidden tests of a code task."""
@@ -174,20 +190,17 @@ class CodeTests:
         )
 
     def check_syntax(self, task_id: str = "task") -> None:
-        """Raise `TaskFormatError` when the test code (check, asserts, preamble, setup) does not
-        parse: every reply would otherwise meet a broken test run."""
+        """Raise `TaskFormatError` when the test code (check, asserts, preamble, setup) or the
+        reference solution does not compile: every reply would otherwise meet a broken test run,
+        and the oracle (and `rlvr audit`, which rewrites it) a broken reference."""
         sources = {"check": self.check, "preamble": self.preamble, "setup": self.setup}
         sources.update({f"asserts[{n}]": code for n, code in enumerate(self.asserts)})
+        sources["reference"] = self.reference
         for key, code in sources.items():
-            if not code:
-                continue
-            try:
-                compile(code, f"<{key}>", "exec", dont_inherit=True)
-            except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte
-                why = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-                raise TaskFormatError(
-                    f"task {task_id!r}: the test code {key!r} does not parse: {why}"
-                ) from None
+            why = compile_error(code, key) if code else None
+            if why is not None:
+                what = "reference solution" if key == "reference" else f"test code {key!r}"
+                raise TaskFormatError(f"task {task_id!r}: the {what} does not parse: {why}")
 
     def to_answer(self) -> dict[str, Any]:
         answer: dict[str, Any] = {"entry_point": self.entry_point}

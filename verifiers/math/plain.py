@@ -16,6 +16,9 @@ import sympy
 
 _TOKEN = re.compile(r"\s*(?:(\d+\.?\d*|\.\d+)|([A-Za-z]+)|(\*\*|[-+*/^(),|]))")
 
+# Each level of nesting (a sign, a power, a bracket, a function) is a few Python frames; a
+# chain of a few hundred signs fits the answer's 1000 characters and would exhaust the stack.
+MAX_DEPTH = 100
 _FUNCTIONS = ("sqrt", "sin", "cos", "tan", "log", "ln", "exp", "abs")
 _CONSTANTS = ("pi", "e", "oo", "inf", "infinity")
 
@@ -63,6 +66,7 @@ class _Parser:
     def __init__(self, tokens: list[tuple[str, str]]) -> None:
         self.tokens = tokens
         self.index = 0
+        self.depth = 0
 
     def parse(self) -> Any:
         if not self.tokens:
@@ -115,11 +119,17 @@ class _Parser:
         return kind != "op" or text == "("
 
     def unary(self) -> Any:
-        if self.take("-"):
-            return -self.unary()
-        if self.take("+"):
-            return self.unary()
-        return self.power()
+        self.depth += 1  # every nesting (signs, powers, brackets, functions) passes here
+        if self.depth > MAX_DEPTH:
+            raise PlainSyntaxError(f"the expression nests deeper than {MAX_DEPTH}")
+        try:
+            if self.take("-"):
+                return -self.unary()
+            if self.take("+"):
+                return self.unary()
+            return self.power()
+        finally:
+            self.depth -= 1
 
     def power(self) -> Any:
         base = self.atom()

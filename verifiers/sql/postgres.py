@@ -6,8 +6,9 @@ Needs the `postgres` extra (psycopg 3). The backend connects twice:
   roles) to load each database into its own schema, named after the database's fingerprint, and
   to create the reader role;
 - as a *reader* role it creates for itself (random name and password, LOGIN, nothing else; dropped
-  again by `close()`), which only has USAGE on those schemas and SELECT on their tables, and whose
-  transactions are read-only by default.
+  again by `close()`), which only has USAGE on those schemas and SELECT on their tables, whose
+  transactions are read-only by default, and whose temporary files (sorts, hashes and
+  materialised subqueries past `work_mem`) are capped by `temp_file_limit` (`temp_bytes`).
 
 Each query runs in its own READ ONLY transaction with `SET LOCAL statement_timeout` and the
 schema's `search_path`, through a server-side cursor (so an enormous result is never fetched
@@ -95,6 +96,11 @@ class PostgresBackend:
         connect_timeout_s: time allowed to open a connection.
         schema_prefix: prefix of the schemas databases are loaded into.
         kill_grace_s: how long past its time limit a query may run before its connection is cut.
+        temp_bytes: temporary file space of one query (`temp_file_limit` of the reader role, with
+            `work_mem` pinned to 4MB: sorts and hashes past it spill into those files); a query
+            that needs more fails, its own fault. Setting it needs a superuser admin, or
+            `GRANT SET ON PARAMETER temp_file_limit TO <admin>` (PostgreSQL 15+), unless the
+            server's own temp_file_limit is already at most this. None: the server's setting.
     """
 
     name = "postgres"
@@ -109,8 +115,13 @@ class PostgresBackend:
         connect_timeout_s: float = 5.0,
         schema_prefix: str = "rlvr_",
         kill_grace_s: float = 1.0,
+        temp_bytes: int | None = 256 << 20,
     ) -> None:
         self.psycopg = _psycopg()
+        if temp_bytes is not None and temp_bytes < 1024:
+            raise VerifierConfigError(
+                f"temp_bytes must be at least 1024 (temp_file_limit counts kB), got {temp_bytes!r}"
+            )
         dsn = dsn or os.environ.get(DSN_ENV)
         if not dsn:
             raise VerifierConfigError(
@@ -126,6 +137,7 @@ class PostgresBackend:
         self.connect_timeout_s = connect_timeout_s
         self.schema_prefix = schema_prefix
         self.kill_grace_s = kill_grace_s
+        self.temp_bytes = temp_bytes
         self._reader_host = reader_host
         self._lock = threading.RLock()
         self._owner = Owner()  # connections are never shared with a forked child
@@ -417,12 +429,15 @@ class PostgresBackend:
                 ("default_transaction_read_only", "on"),
                 ("statement_timeout", "60s"),
                 ("idle_in_transaction_session_timeout", "60s"),
+                ("work_mem", "4MB"),  # past it, sorts spill into the capped temporary files
             ):
-                admin.execute(
-                    sql.SQL("ALTER ROLE {} SET {} = {}").format(
-                        sql.Identifier(role), sql.Identifier(setting), sql.Literal(value)
-                    )
-                )
+                _set_role(admin, sql, role, setting, value)
+            try:
+                self._cap_temp_files(admin, role)
+            except BackendError:  # a setup to fix: leave no role behind
+                admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+                admin.execute("SELECT pg_advisory_unlock(%s, %s)", (_LOCK_CLASS, _lock_key(role)))
+                raise
         except self.psycopg.Error as exc:
             raise BackendError(
                 f"cannot create the read-only role (the admin role needs CREATEROLE): {exc}"
@@ -438,6 +453,29 @@ class PostgresBackend:
         info.pop("hostaddr", None)
         self._reader = {key: str(value) for key, value in info.items()}
         self.role = role
+
+    def _cap_temp_files(self, admin: Any, role: str) -> None:
+        """Cap the reader's temporary files at `temp_bytes` (temp_file_limit), or check that the
+        server already does: otherwise one sorting query can fill the server's disk."""
+        if self.temp_bytes is None:
+            return
+        limit_kb = self.temp_bytes // 1024
+        try:
+            _set_role(admin, self.psycopg.sql, role, "temp_file_limit", f"{limit_kb}kB")
+            return
+        except self.psycopg.errors.InsufficientPrivilege:
+            pass
+        (server_kb,) = admin.execute(  # -1: unlimited
+            "SELECT setting::bigint FROM pg_settings WHERE name = 'temp_file_limit'"
+        ).fetchone()
+        if 0 <= server_kb <= limit_kb:
+            return  # the server's own cap is tighter
+        raise BackendError(
+            f"cannot cap the read-only role's temporary files at {limit_kb} kB (the server's "
+            f"temp_file_limit is {server_kb} kB, -1 is none): run `GRANT SET ON PARAMETER "
+            "temp_file_limit TO <admin role>` as a superuser (PostgreSQL 15+), use a superuser "
+            "admin, or set temp_file_limit in postgresql.conf (temp_bytes=None relies on it)"
+        )
 
     # --- loading databases ------------------------------------------------------------------------
 
@@ -551,6 +589,15 @@ class PostgresBackend:
 
     def __repr__(self) -> str:
         return f"PostgresBackend({len(self._loaded)} databases loaded)"
+
+
+def _set_role(admin: Any, sql: Any, role: str, setting: str, value: str) -> None:
+    """ALTER ROLE role SET setting = value (for the role's new sessions)."""
+    admin.execute(
+        sql.SQL("ALTER ROLE {} SET {} = {}").format(
+            sql.Identifier(role), sql.Identifier(setting), sql.Literal(value)
+        )
+    )
 
 
 def _timeout_message(limits: Limits) -> str:

@@ -8,6 +8,9 @@ Safety does not rest on sqlglot alone. Every connection gets (`sqlite_worker.ope
   ATTACH, VACUUM INTO and CREATE TEMP TABLE; PRAGMA could switch `query_only` off);
 - `PRAGMA query_only` (for the few writes no authorizer code covers, like a bare REINDEX);
 - limits of 0 attached databases and of `max_value_bytes` per string or blob;
+- `PRAGMA temp_store = MEMORY`: sorts, DISTINCT, GROUP BY and materialised subqueries never
+  write temporary files to the host's disk; in workers SQLite's heap is capped (`temp_bytes`
+  past the largest in-memory copy), so a query that needs more fails as out of memory, its fault;
 - a progress handler that interrupts the query at its deadline (SQLite has no statement timeout).
 
 The progress handler runs between VM instructions only, and some built-in functions spend hours
@@ -52,6 +55,7 @@ from rlvr.verifiers.sql.errors import (
     QueryRefused,
     QueryTimeout,
     ResultTooLarge,
+    VerifierConfigError,
 )
 from rlvr.verifiers.sql.guard import CheckedQuery
 from rlvr.verifiers.sql.results import QueryResult
@@ -102,6 +106,12 @@ class SQLiteBackend:
         worker_memory_bytes: address-space cap of each worker process (a query that needs more
             fails with "out of memory"); default: cache_bytes + 3 * copy_limit_bytes + 2 GiB.
             0 leaves workers uncapped.
+        temp_bytes: temporary storage of one query (sorts, DISTINCT, GROUP BY, materialised
+            subqueries, automatic indexes), which is kept in memory, never on disk. Workers cap
+            SQLite's heap at copy_limit_bytes + temp_bytes (the database's in-memory copy and
+            the query's temporary storage together; a smaller database leaves the query the
+            difference too); a query that needs more fails with "out of memory", its own fault.
+            Not capped with `isolate=False` (the cap is per process).
     """
 
     name = "sqlite"
@@ -116,7 +126,11 @@ class SQLiteBackend:
         isolate: bool = True,
         kill_grace_s: float = 1.0,
         worker_memory_bytes: int | None = None,
+        temp_bytes: int = 256 << 20,
     ) -> None:
+        if temp_bytes < 1:
+            raise VerifierConfigError(f"temp_bytes must be at least 1 byte, got {temp_bytes!r}")
+        self.heap_bytes = copy_limit_bytes + temp_bytes
         if worker_memory_bytes is None:
             worker_memory_bytes = cache_bytes + 3 * copy_limit_bytes + (2 << 30)
         self.worker_memory_bytes = worker_memory_bytes
@@ -230,7 +244,9 @@ class SQLiteBackend:
                 if worker.usable():
                     return worker
                 self._workers.discard(worker)
-        worker = _Worker(self.cache_bytes, self.max_value_bytes, self.worker_memory_bytes)
+        worker = _Worker(
+            self.cache_bytes, self.max_value_bytes, self.worker_memory_bytes, self.heap_bytes
+        )
         with self._lock:
             self._workers.add(worker)
         return worker
@@ -268,11 +284,14 @@ class SQLiteBackend:
 class _Worker:
     """One `sqlite_worker.py` process, used by one thread at a time."""
 
-    def __init__(self, cache_bytes: int, max_value_bytes: int, memory_bytes: int) -> None:
+    def __init__(
+        self, cache_bytes: int, max_value_bytes: int, memory_bytes: int, heap_bytes: int
+    ) -> None:
         self.owner = Owner()  # a forked child must not talk over its parent's pipes, nor kill it
         self.known: set[str] = set()  # databases already sent to this worker
         command = [sys.executable, "-I", "-S", sqlite_worker.__file__, str(os.getpid()),
-                   str(cache_bytes), str(max_value_bytes), str(memory_bytes)]  # fmt: skip
+                   str(cache_bytes), str(max_value_bytes), str(memory_bytes),
+                   str(heap_bytes)]  # fmt: skip
         try:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -127,6 +127,10 @@ def open_gated(source: bytes | str, max_value_bytes: int) -> GatedConnection:
     try:
         connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
         connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max_value_bytes)
+        # Sorts, DISTINCT, GROUP BY, materialised subqueries and automatic indexes keep their
+        # temporary b-trees in memory (capped in workers, `cap_sqlite_heap`): by default SQLite
+        # spills them to files in /var/tmp, where one sort wrote a gigabyte in two seconds.
+        connection.execute("PRAGMA temp_store = MEMORY")
         # query_only catches the writes no authorizer code covers (a bare REINDEX); the
         # authorizer denies every PRAGMA, so a query cannot switch it off again.
         connection.execute("PRAGMA query_only = ON")
@@ -323,6 +327,19 @@ def _cap_memory(limit: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
+def cap_sqlite_heap(limit: int) -> None:
+    """Cap the memory SQLite allocates in this process (`PRAGMA hard_heap_limit`, which holds
+    for every connection, and which the authorizer keeps queries from changing): a query whose
+    temporary storage would pass it fails with SQLITE_NOMEM (MemoryError, its own fault)."""
+    if limit <= 0:
+        return
+    connection = sqlite3.connect(":memory:")
+    try:
+        connection.execute(f"PRAGMA hard_heap_limit = {int(limit)}")
+    finally:
+        connection.close()
+
+
 def _writer(stream):
     def send(message: tuple) -> None:
         try:
@@ -338,9 +355,10 @@ def _writer(stream):
 
 
 def main(argv: list[str]) -> None:
-    parent, cache_bytes, max_value_bytes, memory_bytes = (int(arg) for arg in argv[1:5])
+    parent, cache_bytes, max_value_bytes, memory_bytes, heap_bytes = (int(arg) for arg in argv[1:6])
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     _cap_memory(memory_bytes)
+    cap_sqlite_heap(heap_bytes)
     send = _writer(sys.stdout.buffer)
     worker = _Worker(cache_bytes, max_value_bytes, send)
     stdin = sys.stdin.buffer

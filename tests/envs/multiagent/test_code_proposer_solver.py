@@ -1,4 +1,4 @@
-"""rlvr/CodeProposerSolver-v0: well-posedness in the sandbox, the learnability reward, what
+"""rlvr/CodeProposerSolver-v1: well-posedness in the sandbox, the learnability reward, what
 solvers see, hostile code from either side, and infra failures flagged rather than scored."""
 
 from __future__ import annotations
@@ -253,4 +253,4 @@ def test_the_k_solutions_come_in_one_parallel_step(executor):
 )
 def test_bad_arguments_are_refused_at_make(kwargs, message):
     with pytest.raises(EnvConfigError, match=message):
-        make("rlvr/CodeProposerSolver-v0", **kwargs)
+        make("rlvr/CodeProposerSolver-v1", **kwargs)

@@ -1,4 +1,4 @@
-"""rlvr/ProposerSolver-v0: well-posedness, the learnability reward, what solvers see, infra."""
+"""rlvr/ProposerSolver-v1: well-posedness, the learnability reward, what solvers see, infra."""
 
 from __future__ import annotations
 
@@ -58,6 +58,9 @@ def test_the_proposer_earns_one_minus_the_solve_rate_when_learnable(replies, out
         ("<problem>3(x - 2) + 5 = x/2 + 14</problem><answer>x</answer>", "wrong_answer"),
         ("<problem>x + 0 = 6</problem><answer>6</answer>", "answer_in_problem"),
         ("<problem>6 * 1</problem><answer>6</answer>", "answer_in_problem"),
+        ("<problem>x = 006</problem><answer>6</answer>", "answer_in_problem"),
+        ("<problem>6/2(1+2)</problem><answer>9</answer>", "ambiguous"),
+        ("<problem>-2^2 + 10</problem><answer>6</answer>", "ambiguous"),
     ],
 )
 def test_an_ill_posed_problem_earns_nothing_and_ends_the_episode(reply, outcome):
@@ -142,5 +145,37 @@ def test_a_verifier_failure_on_the_proposers_answer_is_infra_not_a_zero():
 
 def test_solvers_must_be_several():
     with pytest.raises(EnvConfigError, match="solvers must be an int >= 2"):
-        make("rlvr/ProposerSolver-v0", solvers=1)
-    assert make("rlvr/ProposerSolver-v0", solvers=8).possible_agents[-1] == "solver_7"
+        make("rlvr/ProposerSolver-v1", solvers=1)
+    assert make("rlvr/ProposerSolver-v1", solvers=8).possible_agents[-1] == "solver_7"
+
+
+def test_the_reference_replies_pose_a_problem_and_solve_it():
+    env = ProposerSolverEnv(solvers=2)
+    env.reset(seed=0)
+    assert env.reference_reply("solver_0") is None  # nothing is posed yet
+    env.step(env.reference_reply("proposer_0"))
+    assert env.infos["proposer_0"]["family"] == "solve"
+    assert env.reference_reply("proposer_0") is None
+    for solver in env.solvers:
+        env.step(env.reference_reply(solver))
+    assert env.infos["proposer_0"]["outcome"] == "trivial"
+    assert [env._cumulative_rewards[solver] for solver in env.solvers] == [1.0, 1.0]
+    env.reset(seed=0)
+    assert env.reference_reply("solver_0") is None  # a new episode forgets the solution
+
+
+def test_every_listed_ill_posed_proposal_is_refused_at_round_one():
+    env = ProposerSolverEnv(solvers=2)
+    outcomes = set()
+    for _, proposal in env.ill_posed_proposals():
+        env.reset(seed=0)
+        env.step(proposal)
+        assert all(env.terminations.values()), proposal
+        outcomes.add(env.infos["proposer_0"]["outcome"])
+    assert outcomes == {
+        "unreadable",
+        "outside_family",
+        "wrong_answer",
+        "answer_in_problem",
+        "ambiguous",
+    }

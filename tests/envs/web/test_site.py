@@ -388,3 +388,28 @@ def test_rlvr_web_serve_serves_a_site_until_interrupted():
     finally:
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=10) == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        (["wiki", "--size", "5"], 1, "error: rlvr web serve wiki: a wiki needs at least 40"),
+        (["shop", "--size", "3"], 1, "error: rlvr web serve shop: a shop needs at least 10"),
+        (["wiki", "--size", "0"], 2, "argument --size: must be >= 1, got 0"),
+        (["wiki", "--port", "99999"], 2, "argument --port: must be in [0, 65535], got 99999"),
+        (["wiki", "--seed", "-1"], 2, "argument --seed: must be >= 0, got -1"),
+        (["wiki", "--size", "40", "--host", "no.such.host.invalid"], 1, "error: rlvr web serve"),
+    ],
+)
+def test_rlvr_web_serve_refuses_bad_input_in_one_line(argv, code, message, capsys):
+    from rlvr.cli import main
+
+    if code == 2:
+        with pytest.raises(SystemExit) as exit_:
+            main(["web", "serve", *argv])
+        assert exit_.value.code == 2
+    else:
+        assert main(["web", "serve", *argv]) == 1
+    err = capsys.readouterr().err
+    assert message in err.strip().splitlines()[-1] and "Traceback" not in err, err
+    assert code == 2 or err.count("\n") == 1  # a usage error shows the usage above its line
