@@ -178,7 +178,8 @@ def run_eval(config: EvalConfig, args: argparse.Namespace) -> int:
 
 
 def _evaluate(config: EvalConfig, policy: Any) -> Any:
-    from rlvr.rollout import distinct_tasks, env_workers, evaluate
+    from rlvr.rollout import distinct_tasks, evaluate
+    from rlvr.workers import env_workers
 
     seeds = None
     if config.distinct:
