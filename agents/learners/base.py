@@ -18,7 +18,7 @@ import dataclasses
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
     from rlvr.agents.policy import TrainablePolicy
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+@runtime_checkable
 class Learner(Protocol):
     """What the trainer calls on a learner."""
 
