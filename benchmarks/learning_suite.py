@@ -256,7 +256,7 @@ PPO_GEOMETRY = {"prompts_per_step": 32, "group_size": 4}
 
 
 def learner_settings(name: str, lr: float | None = None) -> dict[str, Any]:
-    """TrainConfig fields of one of our learners (`grpo`, `ppo`, and the variants measured for
+    """TrainConfig fields of one of our learners (`grpo`, `ppo`, `rloo`, and the variants for
     the features: `grpo-base` is GRPO without them) at learning rate `lr` (None: `LR`).
     `NAME@lr=X,group=G,prompts=P` changes the learning rate and the batch geometry of any of
     them."""
@@ -307,6 +307,7 @@ def _variant(name: str, lr: float) -> dict[str, Any]:
     from rlvr.agents.curriculum import CurriculumConfig
     from rlvr.agents.learners.grpo import GRPOConfig
     from rlvr.agents.learners.ppo import PPOConfig
+    from rlvr.agents.learners.rloo import RLOOConfig
 
     base = {"algo": "grpo", **GRPO_GEOMETRY, "grpo": GRPOConfig(lr=lr)}
     variants: dict[str, dict[str, Any]] = {
@@ -316,13 +317,15 @@ def _variant(name: str, lr: float) -> dict[str, Any]:
         "grpo-overlong": {**base, "grpo": GRPOConfig(lr=lr, overlong_buffer=4)},
         "grpo-curriculum": {**base, "curriculum": CurriculumConfig(levels=(1, 2), window=256)},
         "ppo": {"algo": "ppo", **PPO_GEOMETRY, "ppo": PPOConfig(lr=lr)},
+        # GRPO's geometry and dynamic sampling: the two differ only in the update
+        "rloo": {**base, "algo": "rloo", "dynamic_sampling": True, "rloo": RLOOConfig(lr=lr)},
     }
     if name not in variants:
         raise SystemExit(f"unknown learner {name!r}; choose from {sorted(variants)} or trl")
     return variants[name]
 
 
-LABELS = {"grpo": "rlvr GRPO", "ppo": "rlvr PPO", "trl": "TRL GRPOTrainer"}
+LABELS = {"grpo": "rlvr GRPO", "ppo": "rlvr PPO", "rloo": "rlvr RLOO", "trl": "TRL GRPOTrainer"}
 
 
 # --- held-out measurements -----------------------------------------------------------------------
@@ -1494,8 +1497,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--learners",
-        help="comma-separated: grpo, ppo, trl, or a variant (grpo-base, grpo-ds, grpo-overlong, "
-        "grpo-curriculum), each optionally NAME@lr=X,group=G,prompts=P (default: grpo,ppo,trl)",
+        help="comma-separated: grpo, ppo, rloo, trl, or a variant (grpo-base, grpo-ds, "
+        "grpo-overlong, grpo-curriculum), each optionally NAME@lr=X,group=G,prompts=P "
+        "(default: grpo,ppo,trl)",
     )
     parser.add_argument("--seeds", help="comma-separated integers (default: 0,1,2)")
     parser.add_argument(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
@@ -227,7 +228,7 @@ def learner_choices() -> str:
 def with_learner_sections(cls: type[T]) -> type[T]:
     """Give `cls` (before `@dataclass` makes it a dataclass) a field per learner of the table,
     named after it and holding its config: `grpo: GRPOConfig = field(default_factory=...)`."""
-    annotations = cls.__dict__.get("__annotations__", {})
+    annotations = dict(inspect.get_annotations(cls))
     for kind in LEARNERS.values():
         if kind.name in annotations:
             raise ValueError(f"learner {kind.name!r} is also a {cls.__name__} setting: rename it")

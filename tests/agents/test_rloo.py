@@ -10,7 +10,6 @@ torch = pytest.importorskip("torch")
 from rlvr.agents.hf import HFPolicy  # noqa: E402
 from rlvr.agents.learners.base import RunSettings  # noqa: E402
 from rlvr.agents.learners.common import forward, make_batch  # noqa: E402
-from rlvr.agents.metrics import read_metrics  # noqa: E402
 from rlvr.agents.learners.rloo import (  # noqa: E402
     RLOOConfig,
     RLOOLearner,
@@ -18,6 +17,7 @@ from rlvr.agents.learners.rloo import (  # noqa: E402
     reinforce_loss,
     sequence_log_ratios,
 )
+from rlvr.agents.metrics import read_metrics  # noqa: E402
 from rlvr.agents.rollouts import Episode  # noqa: E402
 from rlvr.agents.train import TrainConfig  # noqa: E402
 from rlvr.cli import main  # noqa: E402

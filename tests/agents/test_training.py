@@ -15,8 +15,8 @@ torch = pytest.importorskip("torch")
 from rlvr.agents import SamplingParams  # noqa: E402
 from rlvr.agents.errors import InfraErrorRateError, TrainingError  # noqa: E402
 from rlvr.agents.hf import HFPolicy, LoraSettings  # noqa: E402
-from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner  # noqa: E402
 from rlvr.agents.learners.base import LEARNERS  # noqa: E402
+from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner  # noqa: E402
 from rlvr.agents.learners.ppo import PPOConfig  # noqa: E402
 from rlvr.agents.learners.rloo import RLOOConfig  # noqa: E402
 from rlvr.agents.metrics import read_metrics  # noqa: E402
