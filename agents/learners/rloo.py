@@ -41,6 +41,7 @@ from rlvr.agents.learners.common import (
     FrozenReference,
     clip_gradients,
     forward,
+    judged_episodes,
     make_batch,
     micro_batches,
 )
@@ -138,8 +139,7 @@ class RLOOLearner:
     def update(self, episodes: Sequence[Episode]) -> dict[str, float]:
         """One RLOO update (one optimizer step) from a step's episodes; returns metrics."""
         config = self.config
-        kept = [episode for episode in episodes if not episode.infra_error]
-        metrics = {"rollout/infra_errors": float(len(episodes) - len(kept))}
+        kept, metrics = judged_episodes(episodes)
         if not kept:
             return {**metrics, "losses/skipped": 1.0}
         model = self.policy.model
