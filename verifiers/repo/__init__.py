@@ -1,0 +1,18 @@
+"""Hidden-test verification of repositories (the verifier behind `rlvr/Repo-v0`).
+
+`RepoTests` describes a repository's hidden tests (named tests of calls with expected results,
+split into fail-to-pass and pass-to-pass); `RepoTestVerifier.grade(files, tests)` runs them over
+a repository's files in a sandbox and compares the results on the host.
+"""
+
+from rlvr.verifiers.repo.spec import HiddenTest, RepoCall, RepoTests, score
+from rlvr.verifiers.repo.verifier import RepoTestConfig, RepoTestVerifier
+
+__all__ = [
+    "HiddenTest",
+    "RepoCall",
+    "RepoTestConfig",
+    "RepoTestVerifier",
+    "RepoTests",
+    "score",
+]
