@@ -66,6 +66,9 @@ LEVELS = (1, 2, 3)
 RANDOM_HIDDEN_CALLS = 4
 VISIBLE_CALLS = 2
 LAYOUT_ATTEMPTS = 64
+CACHE_SIZE = 256  # generated tasks remembered per process (a level-3 task is ~40 KB)
+_cache: dict[tuple, Problem] = {}
+_cache_lock = threading.Lock()
 
 
 # --- running the package's code here --------------------------------------------------------------
@@ -307,6 +310,23 @@ class RepoGenerator:
         level: int,
         split: str = "train",
         test_fraction: float = 0.1,
+    ) -> Problem:
+        # Item i is drawn from a fresh generator seeded by (seed, i, ...): its starting state
+        # names the task, so a task asked for again (every reset of a pinned task) is not
+        # verified again.
+        key = (repr(rng.bit_generator.state), level, split, test_fraction)
+        with _cache_lock:
+            cached = _cache.get(key)
+        if cached is None:
+            cached = self.draw(rng, level, split, test_fraction)
+            with _cache_lock:
+                if len(_cache) >= CACHE_SIZE:
+                    _cache.pop(next(iter(_cache)))
+                _cache[key] = cached
+        return cached
+
+    def draw(
+        self, rng: np.random.Generator, level: int, split: str, test_fraction: float
     ) -> Problem:
         for _ in range(LAYOUT_ATTEMPTS):
             layout = draw_layout(rng, level)
