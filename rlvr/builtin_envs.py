@@ -34,6 +34,7 @@ BUILTIN_ENVS: tuple[EnvEntry, ...] = (
     EnvEntry("rlvr/Code-v0", "rlvr.envs.code:CodeEnv"),
     # No max_episode_steps: the env ends an episode at its own max_turns, grading the workspace.
     EnvEntry("rlvr/Repo-v0", "rlvr.envs.repo:RepoEnv"),
+    EnvEntry("rlvr/RepoSelfCorrect-v0", "rlvr.envs.repo:RepoEnv", kwargs={"max_submissions": 3}),
 )
 
 # Self-correction variants of single-turn envs: base id -> (variant id, SelfCorrectEnv kwargs).

@@ -74,7 +74,10 @@ class RepoEnv(TextEnv):
     run over the workspace's files in a fresh sandbox run: 1.0 if every fail-to-pass test now
     passes and every pass-to-pass test still passes, else 0.0 (`scoring="all"`); with
     `scoring="fraction"`, the share of fail-to-pass tests passing times the share of
-    pass-to-pass tests still passing. A reply without a tool call ends the episode with 0. If
+    pass-to-pass tests still passing. With `max_submissions` > 1 (`rlvr/RepoSelfCorrect-v0`:
+    3) a failed submission is answered only "the hidden tests still fail" and the episode goes
+    on; the last submission's score is the reward. A reply without a tool call ends the
+    episode with 0. If
     the sandbox itself fails, `info["infra_error"]` is True and the reward must be ignored.
 
     ## Starting State
@@ -82,14 +85,16 @@ class RepoEnv(TextEnv):
     {"task": {...}}` runs one of yours); the workspace is a fresh copy of its files.
 
     ## Episode End
-    Terminates on `submit`, on a reply without a tool call, at `max_turns` replies or past
+    Terminates on `submit` (the last of `max_submissions`, or one that passes), on a reply
+    without a tool call, at `max_turns` replies or past
     `max_tokens` (then the workspace is graded as it is), or on an infrastructure error.
     `info["transcript"]` holds every tool call of the episode at its end.
 
     ## Arguments
     `tasks` (None for generated tasks, or a task source / list), `split` ("train"/"test"),
     `difficulty` (1, 2, 3 or a list; see `rlvr.envs.repo.generator`), `seed` (of the
-    generator), `scoring` ("all"/"fraction"), `max_turns` (30), `max_tokens` (None: no limit)
+    generator), `scoring` ("all"/"fraction"), `max_turns` (30), `max_submissions` (1),
+    `max_tokens` (None: no limit)
     and `count_tokens` (a function text -> tokens; default: characters / 4), `backend`
     ("local"/"docker"), `backend_options`, `executor`, `command_timeout` (seconds per command,
     10), `command_memory_mb` (256), `timeout` (seconds for the whole grading, 60),
@@ -97,7 +102,7 @@ class RepoEnv(TextEnv):
     `render_mode`.
 
     ## Version History
-    - v0: initial version.
+    - v0: initial version (`rlvr/RepoSelfCorrect-v0`: the same with `max_submissions=3`).
     """
 
     argument_checks = declare(
@@ -108,6 +113,7 @@ class RepoEnv(TextEnv):
         seed=whole(0),
         scoring=one_of("all", "fraction"),
         max_turns=whole(1, 1000),
+        max_submissions=whole(1, 100),
         max_tokens=optional(whole(1)),
         count_tokens=optional(checks.of_type(Callable, what="a function text -> int")),  # type: ignore[arg-type]
         command_timeout=real(0.0, 600.0, low_open=True),
@@ -125,6 +131,7 @@ class RepoEnv(TextEnv):
         seed: int = 0,
         scoring: str = "all",
         max_turns: int = DEFAULT_MAX_TURNS,
+        max_submissions: int = 1,
         max_tokens: int | None = None,
         count_tokens: Callable[[str], int] | None = None,
         backend: str = "local",
@@ -166,6 +173,7 @@ class RepoEnv(TextEnv):
             ShellSettings(timeout=command_timeout, memory_mb=command_memory_mb),
             limits,
             max_turns=max_turns,
+            max_submissions=max_submissions,
             max_tokens=max_tokens,
             count_tokens=count_tokens or approximate_tokens,
             grading_timeout=timeout,
@@ -291,6 +299,7 @@ class RepoSession(ToolUse):
         limits: WorkspaceLimits,
         *,
         max_turns: int = DEFAULT_MAX_TURNS,
+        max_submissions: int = 1,
         max_tokens: int | None = None,
         count_tokens: Callable[[str], int] = approximate_tokens,
         grading_timeout: float = 60.0,
@@ -298,6 +307,8 @@ class RepoSession(ToolUse):
         self.shell = shell
         self.limits = limits
         self.max_turns = checks.integer(max_turns, name="max_turns")
+        self.max_submissions = checks.integer(max_submissions, name="max_submissions")
+        self.submissions = 0
         self.max_tokens = max_tokens
         self.count_tokens = count_tokens
         self.grading_timeout = grading_timeout
@@ -316,10 +327,11 @@ class RepoSession(ToolUse):
         judge = env.judge
         assert isinstance(judge, RepoJudge)
         self.workspace = Workspace(judge.parse(task).files, limits=self.limits)
+        self.submissions = 0
         tools = RepoTools(
             self.workspace,
             executor=judge.repo_verifier.executor,
-            grade=lambda files: judge.grade(files, task),
+            grade=lambda files: self._submitted(judge.grade(files, task)),
             shell=self.shell,
             grading_timeout=self.grading_timeout,
         )
@@ -344,6 +356,23 @@ class RepoSession(ToolUse):
         if outcome.terminated:
             outcome.info = {**outcome.info, "transcript": [dict(call) for call in self.calls]}
         return outcome
+
+    def _submitted(self, graded: Outcome) -> Outcome:
+        """A submission's outcome; a failed one with submissions left lets the episode go on,
+        told only that the hidden tests still fail (details would let it probe them)."""
+        self.submissions += 1
+        left = self.max_submissions - self.submissions
+        failed = not graded.infra_error and graded.verdict is not None
+        if left <= 0 or not failed or graded.verdict.is_correct:  # type: ignore[union-attr]
+            return graded
+        plural = "" if left == 1 else "s"
+        return Outcome(
+            feedback=f"Submitted: the hidden tests still fail. {left} submission{plural} left.",
+            reward=0.0,
+            terminated=False,
+            role="tool",
+            info={"submissions": self.submissions},
+        )
 
     def _limit_reached(self, env: TextEnv) -> str:
         if env.turn + 1 >= self.max_turns:

@@ -247,3 +247,19 @@ def test_the_docker_backend_runs_episodes(docker_image):
         assert total == 1.0 and not info["infra_error"]
     finally:
         env.close()
+
+
+def test_self_correction_resubmits_after_binary_feedback(executor):
+    env = gym.make("rlvr/RepoSelfCorrect-v0", difficulty=1, executor=executor)
+    env.reset(seed=0, options={"task_index": 0})
+    observation, reward, terminated, _, info = call(env, "submit")
+    assert (reward, terminated) == (0.0, False)
+    assert observation == "Submitted: the hidden tests still fail. 2 submissions left."
+    assert "verdict" not in info  # nothing about which hidden test failed
+    call(env, "apply_patch", patch=fix_of(env))
+    _, reward, terminated, _, _ = call(env, "submit")
+    assert (reward, terminated) == (1.0, True)
+    env.reset(seed=0, options={"task_index": 0})
+    rewards = [call(env, "submit")[1:3] for _ in range(3)]
+    assert rewards == [(0.0, False), (0.0, False), (0.0, True)]
+    env.close()
