@@ -12,8 +12,17 @@ from rlvr.envs.core import Outcome, Start, TextEnv
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.interactions import Interaction
 from rlvr.envs.judge import TaskJudge
-from rlvr.envs.options import declare, level, one_of, optional, real, tasks_argument, whole
-from rlvr.envs.repo.generator import LEVELS, RepoGenerator
+from rlvr.envs.options import (
+    declare,
+    level,
+    names,
+    one_of,
+    optional,
+    real,
+    tasks_argument,
+    whole,
+)
+from rlvr.envs.repo.generator import DOMAIN_KEYS, LEVELS, RepoGenerator
 from rlvr.envs.repo.task import RepoTask
 from rlvr.envs.repo.tools import RepoTools, ShellSettings
 from rlvr.envs.repo.workspace import Workspace, WorkspaceLimits
@@ -92,7 +101,8 @@ class RepoEnv(TextEnv):
 
     ## Arguments
     `tasks` (None for generated tasks, or a task source / list), `split` ("train"/"test"),
-    `difficulty` (1, 2, 3 or a list; see `rlvr.envs.repo.generator`), `seed` (of the
+    `difficulty` (1, 2, 3 or a list; see `rlvr.envs.repo.generator`), `domains` (None for all,
+    or some of "text", "numbers", "time", "shop", "lists", "grid"), `seed` (of the
     generator), `scoring` ("all"/"fraction"), `max_turns` (30), `max_submissions` (1),
     `max_tokens` (None: no limit)
     and `count_tokens` (a function text -> tokens; default: characters / 4), `backend`
@@ -110,6 +120,7 @@ class RepoEnv(TextEnv):
         tasks=optional(tasks_argument),
         split=one_of(*SPLITS),
         difficulty=level(LEVELS),
+        domains=optional(names(DOMAIN_KEYS)),
         seed=whole(0),
         scoring=one_of("all", "fraction"),
         max_turns=whole(1, 1000),
@@ -128,6 +139,7 @@ class RepoEnv(TextEnv):
         *,
         split: str = "train",
         difficulty: int | Sequence[int] = LEVELS,
+        domains: str | Sequence[str] | None = None,
         seed: int = 0,
         scoring: str = "all",
         max_turns: int = DEFAULT_MAX_TURNS,
@@ -146,14 +158,16 @@ class RepoEnv(TextEnv):
         render_mode: str | None = None,
     ) -> None:
         if tasks is None:
+            generator = RepoGenerator(checks.subset(domains, DOMAIN_KEYS, name="domains"))
             tasks = ProceduralSource(
-                RepoGenerator(), name="repo", split=split, difficulty=difficulty, seed=seed
+                generator, name="repo", split=split, difficulty=difficulty, seed=seed
             )
         else:
             checks.refuse_replaced(
                 {
                     "split": None if split == "train" else split,
                     "difficulty": None if difficulty == LEVELS else difficulty,
+                    "domains": domains,
                 },
                 what="generated tasks",
             )

@@ -65,7 +65,9 @@ from rlvr.verifiers.repo.spec import HiddenTest, RepoCall, RepoTests
 LEVELS = (1, 2, 3)
 RANDOM_HIDDEN_CALLS = 4
 VISIBLE_CALLS = 2
-LAYOUT_ATTEMPTS = 64
+# Layouts drawn for one task at most; drawing one is cheap (only those in the split with a
+# candidate bug are run), and a domain may have few bugs in a 10% test split.
+LAYOUT_ATTEMPTS = 1000
 CACHE_SIZE = 256  # generated tasks remembered per process (a level-3 task is ~40 KB)
 _cache: dict[tuple, Problem] = {}
 _cache_lock = threading.Lock()
@@ -204,20 +206,60 @@ class Layout:
         return "repo:" + digest.hexdigest()
 
 
-def draw_layout(rng: np.random.Generator, level: int) -> Layout:
+def draw_layout(
+    rng: np.random.Generator, level: int, choices: Sequence[Domain] = DOMAINS
+) -> Layout:
     draw = Draw(rng)
-    count = 2 if level == 3 else 1
-    order = rng.permutation(len(DOMAINS))[:count]
-    domains = tuple(DOMAINS[int(index)] for index in order)
-    package = draw.choice(MIXED_PACKAGES if level == 3 else domains[0].packages)
+    count = min(2 if level == 3 else 1, len(choices))
+    order = rng.permutation(len(choices))[:count]
+    domains = tuple(choices[int(index)] for index in order)
+    package = draw.choice(MIXED_PACKAGES if len(domains) > 1 else domains[0].packages)
     helpers, modules = [], []
     for domain in domains:
         helpers.append(Unit(domain, *domain.helper))
         names = list(domain.modules)
         if level == 1:
             names = [names[int(index)] for index in sorted(rng.permutation(len(names))[:2])]
-        modules += [Unit(domain, name, domain.modules[name]) for name in names]
+        for name in names:
+            source = domain.modules[name]
+            modules.append(Unit(domain, name, keep_functions(source, _kept(source, draw))))
     return Layout(package, domains, tuple(helpers), tuple(modules))
+
+
+def _kept(source: str, draw: Draw) -> set[str]:
+    """The functions a module keeps: all of them, or all but one (with what they call)."""
+    functions = [node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)]
+    names = [node.name for node in functions]
+    if draw.int(0, 2) == 0:  # a third of the modules have every function
+        return set(names)
+    dropped = draw.choice(names)
+    kept = {name for name in names if name != dropped}
+    calls = {
+        node.name: {
+            call.func.id
+            for call in ast.walk(node)
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+        }
+        for node in functions
+    }
+    for name in list(kept):  # keep what a kept function calls (one level is enough here)
+        kept |= calls[name] & set(names)
+    return kept
+
+
+def keep_functions(source: str, kept: set[str]) -> str:
+    """`source` without its top-level functions not in `kept` (and their blank lines)."""
+    lines = source.split("\n")
+    drop: set[int] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name not in kept:
+            end = node.end_lineno or node.lineno
+            drop |= set(range(node.lineno - 1, end))
+            while end < len(lines) and not lines[end].strip():  # the blank lines after it
+                drop.add(end)
+                end += 1
+    kept_lines = [line for index, line in enumerate(lines) if index not in drop]
+    return "\n".join(kept_lines).rstrip("\n") + "\n"
 
 
 def package_init(layout: Layout) -> str:
@@ -297,12 +339,19 @@ class Verified:
     issue_calls: tuple[Call, ...]
 
 
+DOMAIN_KEYS = tuple(domain.key for domain in DOMAINS)
+
+
 class RepoGenerator:
     """`generate(rng, level, split=..., test_fraction=...)` for `ProceduralSource`: draws the
     parts of a task in the requested split itself (`draws_in_split`), since verifying a
-    candidate costs a run of its code."""
+    candidate costs a run of its code. `domains` (keys of `templates.DOMAINS`, default all)
+    restricts the repositories to those domains (level 3 combines two of them when it can)."""
 
     draws_in_split = True
+
+    def __init__(self, domains: Sequence[str] = DOMAIN_KEYS) -> None:
+        self.domains = tuple(domain for domain in DOMAINS if domain.key in set(domains))
 
     def __call__(
         self,
@@ -314,7 +363,7 @@ class RepoGenerator:
         # Item i is drawn from a fresh generator seeded by (seed, i, ...): its starting state
         # names the task, so a task asked for again (every reset of a pinned task) is not
         # verified again.
-        key = (repr(rng.bit_generator.state), level, split, test_fraction)
+        key = (self, repr(rng.bit_generator.state), level, split, test_fraction)
         with _cache_lock:
             cached = _cache.get(key)
         if cached is None:
@@ -329,7 +378,7 @@ class RepoGenerator:
         self, rng: np.random.Generator, level: int, split: str, test_fraction: float
     ) -> Problem:
         for _ in range(LAYOUT_ATTEMPTS):
-            layout = draw_layout(rng, level)
+            layout = draw_layout(rng, level, self.domains)
             if split_of(layout.key, test_fraction) != split:
                 continue
             draw = Draw(rng)
@@ -343,10 +392,10 @@ class RepoGenerator:
         )
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, RepoGenerator)
+        return isinstance(other, RepoGenerator) and other.domains == self.domains
 
     def __hash__(self) -> int:
-        return hash(RepoGenerator)
+        return hash((RepoGenerator, tuple(domain.key for domain in self.domains)))
 
 
 def _candidates(layout: Layout, level: int, split: str, test_fraction: float) -> list[Mutation]:
@@ -372,6 +421,8 @@ def _find_bugs(
     test_fraction: float,
 ) -> Verified | None:
     candidates = _candidates(layout, level, split, test_fraction)
+    if len({mutation.module for mutation in candidates}) < (2 if level == 3 else 1):
+        return None
     order = [candidates[int(i)] for i in rng.permutation(len(candidates))]
     calls = [call for group in hidden.values() for call in group]
     reference = dict(zip(calls, run_calls(layout.sources(), [c.target for c in calls])))

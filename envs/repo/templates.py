@@ -194,7 +194,7 @@ def _palindrome(draw: Draw) -> tuple:
 
 TEXT = Domain(
     key="text",
-    packages=("textkit", "wordsmith", "strtools", "prose"),
+    packages=("textkit", "wordsmith", "strtools", "prose", "lettering", "phrasebook"),
     helper=("textutil", TEXTUTIL),
     modules={"slug": SLUG, "counting": COUNTING, "casing": CASING},
     samplers={
@@ -334,7 +334,7 @@ def spread(values):
 
 NUMBERS = Domain(
     key="numbers",
-    packages=("statkit", "numbers_lite", "figures", "tally"),
+    packages=("statkit", "numbers_lite", "figures", "tally", "abacus", "metrics_lite"),
     helper=("numutil", NUMUTIL),
     modules={"averages": AVERAGES, "scaling": SCALING, "ranges": RANGES},
     samplers={
@@ -496,7 +496,7 @@ def _clock(draw: Draw) -> str:
 
 TIME = Domain(
     key="time",
-    packages=("timekit", "clockwork", "chrono_lite", "hours"),
+    packages=("timekit", "clockwork", "chrono_lite", "hours", "almanac", "sundial"),
     helper=("timeutil", TIMEUTIL),
     modules={"durations": DURATIONS, "clock": CLOCK, "calendar_math": CALENDAR},
     samplers={
@@ -647,7 +647,7 @@ def _lines(draw: Draw) -> tuple:
 
 SHOP = Domain(
     key="shop",
-    packages=("cartkit", "storefront", "checkout", "till"),
+    packages=("cartkit", "storefront", "checkout", "till", "ledger_lite", "pricebook"),
     helper=("money", MONEY),
     modules={"pricing": PRICING, "orders": ORDERS, "shipping": SHIPPING},
     samplers={
@@ -807,7 +807,7 @@ def _sorted_ints(draw: Draw) -> list[int]:
 
 LISTS = Domain(
     key="lists",
-    packages=("listkit", "seqtools", "collate", "arrange"),
+    packages=("listkit", "seqtools", "collate", "arrange", "sequencer", "itemize"),
     helper=("sequtil", SEQUTIL),
     modules={"grouping": GROUPING, "ordering": ORDERING, "searching": SEARCHING},
     samplers={
@@ -920,7 +920,7 @@ def _rect(draw: Draw) -> list[int]:
 
 GRID = Domain(
     key="grid",
-    packages=("gridkit", "geom", "tiles", "planar"),
+    packages=("gridkit", "geom", "tiles", "planar", "lattice", "cartography"),
     helper=("vec", VEC),
     modules={"shapes": SHAPES, "paths": PATHS},
     samplers={

@@ -181,3 +181,26 @@ def test_visible_tests_catch_the_bug_at_level_one_only(verifier):
         assert (not result.ok) == expect_failure, (level, result.stderr_text[-500:])
         fixed, _ = apply_patch(parsed.files, parsed.fix)
         assert executor.run(ExecRequest(command=command, files=fixed)).ok
+
+
+def test_domains_restrict_the_repositories_and_are_checked():
+    import gymnasium as gym
+
+    import rlvr  # noqa: F401
+    from rlvr.envs import EnvConfigError
+
+    grid = ProceduralSource(RepoGenerator(["grid"]), name="repo", difficulty=[1, 2, 3])
+    assert {tuple(grid[i].metadata["domains"]) for i in range(8)} == {("grid",)}
+    with pytest.raises(EnvConfigError, match="domains"):
+        gym.make("rlvr/Repo-v0", domains=["grid", "nope"])
+
+
+def test_repositories_vary_within_a_domain_and_level():
+    # Each module keeps all its functions or all but one (with what they call), under one of
+    # six package names: enough distinct repositories for a 10% test split of each domain.
+    tasks = [source(level=2)[index] for index in range(30)]
+    repositories = {RepoGeneratorKeys.of(task)[0] for task in tasks}
+    assert len(repositories) >= 25
+    for task in tasks:  # a kept function's callees are kept: every module still imports
+        parsed = RepoTask.from_task(task)
+        assert parsed.tests.pass_to_pass
