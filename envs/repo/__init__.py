@@ -15,6 +15,7 @@ The hidden-test verifier lives with the other verifiers: `rlvr.verifiers.repo`.
 
 from rlvr.envs.repo.env import RepoEnv, RepoJudge, RepoSession
 from rlvr.envs.repo.generator import RepoGenerator
+from rlvr.envs.repo.swebench import load_swebench_style
 from rlvr.envs.repo.task import RepoTask
 from rlvr.envs.repo.workspace import Workspace, WorkspaceLimits
 
@@ -26,4 +27,5 @@ __all__ = [
     "RepoTask",
     "Workspace",
     "WorkspaceLimits",
+    "load_swebench_style",
 ]

@@ -7,6 +7,10 @@ never shown to the agent, holds the rest as JSON-compatible data:
      "tests": [...], "fail_to_pass": [...], "pass_to_pass": [...],   # see rlvr.verifiers.repo
      "fix": "--- a/textkit/slug.py\\n+++ b/textkit/slug.py\\n..."}     # optional: the oracle's
 
+or, for SWE-bench-style tasks, named tests of a runner instead of "tests": "runner" ("pytest" or
+"unittest"), "fail_to_pass" and "pass_to_pass" as test ids, "restore" (files put back before
+grading; see `rlvr.verifiers.repo.commands`).
+
 The starting files are in the answer (not secret: the agent gets them in its workspace) so that
 a task is whole in itself: pinned with `options={"task": ...}`, exported, rebuilt by a trainer.
 """
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 from rlvr.envs.errors import ToolError
 from rlvr.envs.repo.patches import PatchError, apply_patch
 from rlvr.envs.repo.workspace import WorkspaceLimits, check_tree
+from rlvr.verifiers.repo.commands import CommandTests
 from rlvr.verifiers.repo.spec import RepoTests
 from rlvr.verifiers.types import Task, TaskFormatError
 
@@ -28,7 +33,7 @@ class RepoTask:
     """A repository task, parsed and checked."""
 
     files: Mapping[str, bytes]
-    tests: RepoTests
+    tests: RepoTests | CommandTests
     fix: str | None = None
 
     @classmethod
@@ -42,11 +47,20 @@ class RepoTask:
                 f"{where}: a repository task's answer must be a dict with 'files', 'tests', "
                 f"'fail_to_pass' and 'pass_to_pass', got {type(answer).__name__}"
             )
-        unknown = set(answer) - {"files", "tests", "fail_to_pass", "pass_to_pass", "fix"}
+        keys = {"files", "fail_to_pass", "pass_to_pass", "fix"}
+        keys |= {"runner", "restore"} if "runner" in answer else {"tests"}
+        unknown = set(answer) - keys
         if unknown:
             raise TaskFormatError(f"{where}: unknown answer keys {sorted(unknown, key=repr)}")
         files = _files(answer.get("files"), where, limits or WorkspaceLimits())
-        tests = RepoTests.from_dict(answer, task.id)
+        tests: RepoTests | CommandTests
+        if "runner" in answer:  # named tests of a test runner (SWE-bench-style tasks)
+            tests = CommandTests.from_dict(answer, task.id)
+            restore = tests.to_dict()["restore"]
+            if restore:  # put into the repository at grading: the same rules as its files
+                _files(restore, f"{where} (restore)", limits or WorkspaceLimits())
+        else:
+            tests = RepoTests.from_dict(answer, task.id)
         fix = answer.get("fix")
         if fix is not None:
             if not isinstance(fix, str):

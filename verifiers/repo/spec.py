@@ -143,7 +143,7 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def score(passed: set[str], tests: RepoTests, scoring: str) -> float:
+def score(passed: set[str], tests: Any, scoring: str) -> float:
     """The reward of a run in which the tests named in `passed` passed.
 
     "all": 1.0 only if every fail-to-pass and every pass-to-pass test passes. "fraction": the

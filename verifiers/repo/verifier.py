@@ -12,6 +12,7 @@ read by anything but the server's own imports, and the interpreters start withou
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,10 +29,12 @@ from rlvr.verifiers.code.verifier import (
     runner_report,
 )
 from rlvr.verifiers.errors import VerifierConfigError
+from rlvr.verifiers.repo.commands import RUNNER, CommandTests, canary_source
 from rlvr.verifiers.repo.spec import SCORING, RepoTests, score
 from rlvr.verifiers.types import Verdict
 
 ROOT = "repo"  # where the repository's files go in the harness's working directory
+COMMAND_RUN_LIMIT = 600.0  # seconds for every named test of a task together
 MAX_FAILURES_SHOWN = 3
 
 
@@ -78,14 +81,49 @@ class RepoTestVerifier(SandboxUser):
         self.config = config or RepoTestConfig()
         super().__init__(self.config.backend, executor, backend_options)
 
-    def grade(self, files: Mapping[str, bytes], tests: RepoTests) -> Verdict:
+    def grade(self, files: Mapping[str, bytes], tests: RepoTests | CommandTests) -> Verdict:
         """The verdict on `files` (paths relative to the repository's root): correct when the
-        score is 1; status error only when the sandbox itself failed."""
+        score is 1; status error only when the sandbox itself failed. Named tests of a test
+        runner (`CommandTests`, SWE-bench-style tasks) run as `rlvr.verifiers.repo.commands`
+        says, with its weaker guarantees."""
         try:
+            if isinstance(tests, CommandTests):
+                result = self.executor().run(self.command_request(files, tests))
+                return self.judge_commands(tests, result)
             result = self.executor().run(self.request(files, tests))
         except SandboxError as exc:
             return Verdict.error(f"sandbox unavailable: {exc}")
         return self.judge(tests, result)
+
+    def command_request(self, files: Mapping[str, bytes], tests: CommandTests) -> ExecRequest:
+        canary = "test_rlvr_canary_" + secrets.token_hex(8)  # a name the repository cannot know
+        graded = tests.graded_files(files)
+        graded[f"{canary}.py"] = canary_source(tests.runner).encode()
+        spec = {
+            "runner": tests.runner,
+            "tests": list(tests.names),
+            "canary": canary,
+            "root": ROOT,
+            "test_timeout": self.config.timeout,
+        }
+        wall = min(self.config.timeout * (len(tests.names) + 1), COMMAND_RUN_LIMIT)
+        return ExecRequest(
+            code=RUNNER,
+            files={f"{ROOT}/{path}": data for path, data in graded.items()},
+            stdin=json.dumps(spec),
+            limits=Limits(wall_time=wall, memory=self.config.memory, output=RUN_OUTPUT),
+        )
+
+    def judge_commands(self, tests: CommandTests, result: ExecResult) -> Verdict:
+        if result.status is None:
+            return Verdict.error(f"sandbox error: {result.error}")
+        report = runner_report(result)
+        if report is None:
+            why = f"the test runner did not finish ({result.describe()})"
+            return self._verdict(tests, set(), [], f"The hidden tests did not finish: {why}.")
+        passed = {name for name in tests.names if report.get(name) is True}
+        failed = [f"{name}: failed" for name in tests.names if name not in passed]
+        return self._verdict(tests, passed, failed, "")
 
     def request(self, files: Mapping[str, bytes], tests: RepoTests) -> ExecRequest:
         spec = tests.harness_input(ROOT, self.config.test_timeout)
@@ -128,7 +166,11 @@ class RepoTestVerifier(SandboxUser):
         return self._verdict(tests, passed, failures, "")
 
     def _verdict(
-        self, tests: RepoTests, passed: set[str], failures: list[str], summary: str
+        self,
+        tests: RepoTests | CommandTests,
+        passed: set[str],
+        failures: list[str],
+        summary: str,
     ) -> Verdict:
         fixed = sum(name in passed for name in tests.fail_to_pass)
         kept = sum(name in passed for name in tests.pass_to_pass)
