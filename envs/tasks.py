@@ -408,7 +408,7 @@ class ProceduralSource:
         for attempt in range(self.MAX_ATTEMPTS):
             rng = np.random.default_rng([self.seed, _SPLIT_SALT, index, attempt])
             level = self.levels[int(rng.integers(len(self.levels)))]
-            problem = self.generate(rng, level, **in_split)  # type: ignore[call-arg]
+            problem = self.generate(rng, level, **in_split)
             if self._in_split(problem):
                 return self._task(problem, f"d{level}/{index}", level)
         raise DatasetError(

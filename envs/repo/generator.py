@@ -230,7 +230,7 @@ def _kept(source: str, draw: Draw) -> set[str]:
     """The functions a module keeps: all of them, or all but one (with what they call)."""
     functions = [node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)]
     names = [node.name for node in functions]
-    if draw.int(0, 2) == 0:  # a third of the modules have every function
+    if draw.integer(0, 2) == 0:  # a third of the modules have every function
         return set(names)
     dropped = draw.choice(names)
     kept = {name for name in names if name != dropped}
@@ -487,7 +487,9 @@ def _verify(
     shown = {call for group in visible.values() for call in group} | set(issue_calls)
     if all(call in shown for call in failing):
         return None
-    tests, fail, keep = [], [], []
+    tests: list[HiddenTest] = []
+    fail: list[str] = []
+    keep: list[str] = []
     for (module, function), group in hidden.items():
         name = hidden_test_name(module, function)
         cases = [expected_case(call.args, reference[call]) for call in group]

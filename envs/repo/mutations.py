@@ -92,7 +92,7 @@ def mutations(source: str, module: str) -> list[Mutation]:
     """Every mutation of the functions defined at the top level of `source`."""
     tree = ast.parse(source)
     lines = source.split("\n")
-    found = []
+    found: list[Mutation] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             for site in _sites(node, lines):
@@ -138,11 +138,9 @@ def _node_sites(node: ast.AST, lines: list[str]) -> Iterator[Site]:
         yield from _segment(lines, node.func, NAME_SWAPS.get(node.func.id, ()))
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         swaps = METHOD_SWAPS.get(node.func.attr, ())
-        end = node.func.end_col_offset
-        line = node.func.end_lineno
-        if swaps and line is not None and end is not None:
-            start = end - len(node.func.attr)
-            yield line, start, end, node.func.attr, swaps
+        last, stop = node.func.end_lineno, node.func.end_col_offset
+        if swaps and last is not None and stop is not None:
+            yield last, stop - len(node.func.attr), stop, node.func.attr, swaps
 
 
 def _operator(

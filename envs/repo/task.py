@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from rlvr.envs.errors import ToolError
 from rlvr.envs.repo.patches import PatchError, apply_patch
@@ -73,7 +74,9 @@ class RepoTask:
 
     def answer(self) -> dict:
         """The task's answer in JSON-compatible form (the inverse of `from_task`)."""
-        data = {"files": {path: data.decode("utf-8") for path, data in self.files.items()}}
+        data: dict[str, Any] = {
+            "files": {path: text.decode("utf-8") for path, text in self.files.items()}
+        }
         data.update(self.tests.to_dict())
         if self.fix is not None:
             data["fix"] = self.fix

@@ -33,15 +33,15 @@ class Draw:
     def __init__(self, rng: np.random.Generator) -> None:
         self.rng = rng
 
-    def int(self, low: int, high: int) -> int:
+    def integer(self, low: int, high: int) -> int:
         """A uniform int in [low, high]."""
         return int(self.rng.integers(low, high + 1))
 
     def choice(self, items: Any) -> Any:
-        return items[self.int(0, len(items) - 1)]
+        return items[self.integer(0, len(items) - 1)]
 
     def ints(self, low: int, high: int, size_low: int, size_high: int) -> list[int]:
-        return [self.int(low, high) for _ in range(self.int(size_low, size_high))]
+        return [self.integer(low, high) for _ in range(self.integer(size_low, size_high))]
 
     def word(self) -> str:
         return self.choice(VOCABULARY)
@@ -49,11 +49,11 @@ class Draw:
     def sentence(self, low: int = 1, high: int = 6) -> str:
         """Words with uneven spaces, some capitals and punctuation."""
         parts = []
-        for _ in range(self.int(low, high)):
+        for _ in range(self.integer(low, high)):
             word = self.word()
-            if self.int(0, 3) == 0:
+            if self.integer(0, 3) == 0:
                 word = word.capitalize()
-            if self.int(0, 5) == 0:
+            if self.integer(0, 5) == 0:
                 word += self.choice([",", ".", "!", "?"])
             parts.append(word)
         spaces = [self.choice([" ", " ", " ", "  ", "\t"]) for _ in parts]
@@ -187,9 +187,9 @@ def _palindrome(draw: Draw) -> tuple:
     half = draw.choice([word, word + draw.word()])
     middle = draw.choice(["", "x", " "])
     text = half + middle + half[::-1]
-    if draw.int(0, 2) == 0:
+    if draw.integer(0, 2) == 0:
         text = draw.sentence(1, 3)
-    return (text.capitalize() if draw.int(0, 1) else text,)
+    return (text.capitalize() if draw.integer(0, 1) else text,)
 
 
 TEXT = Domain(
@@ -198,9 +198,12 @@ TEXT = Domain(
     helper=("textutil", TEXTUTIL),
     modules={"slug": SLUG, "counting": COUNTING, "casing": CASING},
     samplers={
-        "slugify": lambda d: (d.sentence(), *([d.choice(["_", "."])] if d.int(0, 3) == 0 else [])),
+        "slugify": lambda d: (
+            d.sentence(),
+            *([d.choice(["_", "."])] if d.integer(0, 3) == 0 else []),
+        ),
         "initials": lambda d: (d.sentence(1, 4),),
-        "truncate": lambda d: (d.sentence(2, 8), d.int(0, 30)),
+        "truncate": lambda d: (d.sentence(2, 8), d.integer(0, 30)),
         "word_count": lambda d: (d.sentence(0, 9),),
         "word_frequencies": lambda d: (d.sentence(1, 9) + " " + d.sentence(1, 4),),
         "longest_word": lambda d: (d.sentence(0, 7),),
@@ -341,19 +344,16 @@ NUMBERS = Domain(
         "mean": lambda d: (d.ints(-20, 50, 1, 7),),
         "median": lambda d: (d.ints(-20, 50, 1, 8),),
         "mode": lambda d: (d.ints(0, 6, 0, 9),),
-        "percent": lambda d: (d.int(0, 60), d.int(0, 80)),
-        "bucket": lambda d: (d.int(-30, 99), d.int(1, 12)),
+        "percent": lambda d: (d.integer(0, 60), d.integer(0, 80)),
+        "bucket": lambda d: (d.integer(-30, 99), d.integer(1, 12)),
         "shares": lambda d: (d.ints(0, 40, 1, 5),),
         "running_total": lambda d: (d.ints(-9, 20, 0, 7),),
-        "window_sums": lambda d: (d.ints(-5, 20, 0, 8), d.int(1, 4)),
+        "window_sums": lambda d: (d.ints(-5, 20, 0, 8), d.integer(1, 4)),
         "spread": lambda d: (d.ints(-30, 30, 1, 7),),
     },
     edges={
         "mean": (([],), ([4],)),
-        "median": (
-            ([],),
-            ([3, 1]),
-        ),
+        "median": (([],), ([3, 1])),
         "mode": (([],), ([2, 2, 1, 1],)),
         "percent": ((1, 0), (1, 3)),
         "bucket": ((10, 5), (-1, 5), (3, 0)),
@@ -483,15 +483,15 @@ def day_of_year(year, month, day):
 def _duration_text(draw: Draw) -> tuple:
     parts = []
     for unit in "dhms":
-        if draw.int(0, 2) == 0:
-            parts.append(f"{draw.int(1, 40)}{unit}")
-    if draw.int(0, 6) == 0:
-        parts.insert(draw.int(0, len(parts)), draw.choice(["x", "5", "h"]))
-    return ("".join(parts) or f"{draw.int(0, 90)}m",)
+        if draw.integer(0, 2) == 0:
+            parts.append(f"{draw.integer(1, 40)}{unit}")
+    if draw.integer(0, 6) == 0:
+        parts.insert(draw.integer(0, len(parts)), draw.choice(["x", "5", "h"]))
+    return ("".join(parts) or f"{draw.integer(0, 90)}m",)
 
 
 def _clock(draw: Draw) -> str:
-    return f"{draw.int(0, 23):02d}:{draw.int(0, 59):02d}"
+    return f"{draw.integer(0, 23):02d}:{draw.integer(0, 59):02d}"
 
 
 TIME = Domain(
@@ -501,17 +501,19 @@ TIME = Domain(
     modules={"durations": DURATIONS, "clock": CLOCK, "calendar_math": CALENDAR},
     samplers={
         "parse_duration": _duration_text,
-        "format_duration": lambda d: (d.choice([d.int(0, 59), d.int(60, 3599), d.int(0, 90000)]),),
-        "parse_clock": lambda d: (
-            d.choice([_clock(d), _clock(d), f"{d.int(20, 30)}:{d.int(50, 65)}"]),
+        "format_duration": lambda d: (
+            d.choice([d.integer(0, 59), d.integer(60, 3599), d.integer(0, 90000)]),
         ),
-        "format_clock": lambda d: (d.int(-100, 3000),),
+        "parse_clock": lambda d: (
+            d.choice([_clock(d), _clock(d), f"{d.integer(20, 30)}:{d.integer(50, 65)}"]),
+        ),
+        "format_clock": lambda d: (d.integer(-100, 3000),),
         "minutes_between": lambda d: (_clock(d), _clock(d)),
         "is_leap_year": lambda d: (
-            d.choice([d.int(1890, 2110), 4 * d.int(400, 520), 100 * d.int(15, 25)]),
+            d.choice([d.integer(1890, 2110), 4 * d.integer(400, 520), 100 * d.integer(15, 25)]),
         ),
-        "days_in_month": lambda d: (d.int(1896, 2104), d.int(1, 12)),
-        "day_of_year": lambda d: (d.int(1896, 2104), d.int(1, 12), d.int(1, 31)),
+        "days_in_month": lambda d: (d.integer(1896, 2104), d.integer(1, 12)),
+        "day_of_year": lambda d: (d.integer(1896, 2104), d.integer(1, 12), d.integer(1, 31)),
     },
     edges={
         "parse_duration": (("",), ("1h30m",), ("90",), ("2d",)),
@@ -642,7 +644,7 @@ def parcels(weights, limit):
 
 
 def _lines(draw: Draw) -> tuple:
-    return ([[draw.int(1, 2500), draw.int(0, 6)] for _ in range(draw.int(0, 4))],)
+    return ([[draw.integer(1, 2500), draw.integer(0, 6)] for _ in range(draw.integer(0, 4))],)
 
 
 SHOP = Domain(
@@ -651,20 +653,26 @@ SHOP = Domain(
     helper=("money", MONEY),
     modules={"pricing": PRICING, "orders": ORDERS, "shipping": SHIPPING},
     samplers={
-        "line_total": lambda d: (d.int(0, 5000), d.int(-1, 12)),
-        "apply_discount": lambda d: (d.int(0, 9999), d.choice([d.int(0, 100), d.int(0, 100), 101])),
+        "line_total": lambda d: (d.integer(0, 5000), d.integer(-1, 12)),
+        "apply_discount": lambda d: (
+            d.integer(0, 9999),
+            d.choice([d.integer(0, 100), d.integer(0, 100), 101]),
+        ),
         "bulk_price": lambda d: (
-            d.int(1, 999),
-            d.choice([d.int(1, 9), d.int(10, 99), d.int(100, 300)]),
+            d.integer(1, 999),
+            d.choice([d.integer(1, 9), d.integer(10, 99), d.integer(100, 300)]),
         ),
         "order_total": _lines,
         "receipt": _lines,
         "priciest_line": _lines,
         "shipping_cost": lambda d: (
-            d.choice([d.int(1, 500), d.int(501, 2000), d.int(2001, 9000)]),
+            d.choice([d.integer(1, 500), d.integer(501, 2000), d.integer(2001, 9000)]),
         ),
-        "ships_free": lambda d: (d.int(4000, 6000), *([d.int(1000, 9000)] if d.int(0, 1) else [])),
-        "parcels": lambda d: (d.ints(1, 900, 0, 8), d.int(900, 2000)),
+        "ships_free": lambda d: (
+            d.integer(4000, 6000),
+            *([d.integer(1000, 9000)] if d.integer(0, 1) else []),
+        ),
+        "parcels": lambda d: (d.ints(1, 900, 0, 8), d.integer(900, 2000)),
     },
     edges={
         "line_total": ((250, 0), (250, -1)),
@@ -811,15 +819,15 @@ LISTS = Domain(
     helper=("sequtil", SEQUTIL),
     modules={"grouping": GROUPING, "ordering": ORDERING, "searching": SEARCHING},
     samplers={
-        "chunk": lambda d: (d.ints(0, 9, 0, 9), d.int(1, 4)),
-        "group_by_length": lambda d: ([d.word() for _ in range(d.int(0, 6))],),
-        "partition": lambda d: (d.ints(0, 20, 0, 8), d.int(0, 20)),
+        "chunk": lambda d: (d.ints(0, 9, 0, 9), d.integer(1, 4)),
+        "group_by_length": lambda d: ([d.word() for _ in range(d.integer(0, 6))],),
+        "partition": lambda d: (d.ints(0, 20, 0, 8), d.integer(0, 20)),
         "dedupe": lambda d: (d.ints(0, 5, 0, 9),),
-        "rotate": lambda d: (d.ints(0, 9, 0, 6), d.int(-8, 8)),
+        "rotate": lambda d: (d.ints(0, 9, 0, 6), d.integer(-8, 8)),
         "merge_sorted": lambda d: (_sorted_ints(d), _sorted_ints(d)),
-        "index_of": lambda d: (d.ints(0, 6, 0, 7), d.int(0, 6)),
+        "index_of": lambda d: (d.ints(0, 6, 0, 7), d.integer(0, 6)),
         "longest_run": lambda d: (d.ints(0, 2, 0, 9),),
-        "last_of": lambda d: (d.ints(0, 4, 0, 8), d.int(0, 4)),
+        "last_of": lambda d: (d.ints(0, 4, 0, 8), d.integer(0, 4)),
     },
     edges={
         "chunk": (([], 3), ([1, 2, 3], 3), ([1], 0)),
@@ -910,12 +918,12 @@ def neighbours(point, width, height):
 
 
 def _point(draw: Draw, high: int = 9) -> list[int]:
-    return [draw.int(-3, high), draw.int(-3, high)]
+    return [draw.integer(-3, high), draw.integer(-3, high)]
 
 
 def _rect(draw: Draw) -> list[int]:
-    left, top = draw.int(0, 8), draw.int(0, 8)
-    return [left, top, left + draw.int(-1, 6), top + draw.int(-1, 6)]
+    left, top = draw.integer(0, 8), draw.integer(0, 8)
+    return [left, top, left + draw.integer(-1, 6), top + draw.integer(-1, 6)]
 
 
 GRID = Domain(
@@ -924,17 +932,22 @@ GRID = Domain(
     helper=("vec", VEC),
     modules={"shapes": SHAPES, "paths": PATHS},
     samplers={
-        "bounding_box": lambda d: ([_point(d) for _ in range(d.int(1, 5))],),
+        "bounding_box": lambda d: ([_point(d) for _ in range(d.integer(1, 5))],),
         "area": lambda d: (_rect(d),),
         "overlaps": lambda d: (_rect(d), _rect(d)),
         "walk": lambda d: (
             _point(d),
             "".join(
-                d.choice("UDLRUDLRX" if d.int(0, 5) == 0 else "UDLR") for _ in range(d.int(0, 9))
+                d.choice("UDLRUDLRX" if d.integer(0, 5) == 0 else "UDLR")
+                for _ in range(d.integer(0, 9))
             ),
         ),
-        "path_length": lambda d: ([_point(d) for _ in range(d.int(0, 5))],),
-        "neighbours": lambda d: ([d.int(0, 5), d.int(0, 5)], d.int(1, 6), d.int(1, 6)),
+        "path_length": lambda d: ([_point(d) for _ in range(d.integer(0, 5))],),
+        "neighbours": lambda d: (
+            [d.integer(0, 5), d.integer(0, 5)],
+            d.integer(1, 6),
+            d.integer(1, 6),
+        ),
     },
     edges={
         "bounding_box": (([],), ([[2, 3]],)),

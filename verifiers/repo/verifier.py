@@ -158,11 +158,11 @@ class RepoTestVerifier(SandboxUser):
             replies = (
                 groups[index] if index < len(groups) and isinstance(groups[index], list) else []
             )
-            why = _first_failure(test.calls, replies)
-            if why is None:
+            failure = _first_failure(test.calls, replies)
+            if failure is None:
                 passed.add(test.name)
             else:
-                failures.append(f"{test.name}: {why}")
+                failures.append(f"{test.name}: {failure}")
         return self._verdict(tests, passed, failures, "")
 
     def _verdict(
@@ -182,7 +182,7 @@ class RepoTestVerifier(SandboxUser):
             )
         ]
         lines += [f"- {failure}" for failure in failures[:MAX_FAILURES_SHOWN]]
-        data = {
+        data: dict[str, Any] = {
             "passed": sorted(passed),
             "fail_to_pass": [fixed, len(tests.fail_to_pass)],
             "pass_to_pass": [kept, len(tests.pass_to_pass)],
