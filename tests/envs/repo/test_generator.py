@@ -7,13 +7,14 @@ import ast
 import hashlib
 import itertools
 
+import numpy as np
 import pytest
 
 from rlvr.envs.repo.generator import LEVELS, RepoGenerator, run_calls
 from rlvr.envs.repo.mutations import mutations
 from rlvr.envs.repo.patches import apply_patch
 from rlvr.envs.repo.task import RepoTask
-from rlvr.envs.repo.templates import DOMAINS
+from rlvr.envs.repo.templates import DOMAINS, Draw
 from rlvr.envs.tasks import ProceduralSource, split_of
 from rlvr.sandboxes import get_executor
 from rlvr.verifiers.repo import RepoTestVerifier
@@ -55,6 +56,34 @@ def test_templates_end_quickly_on_every_input_by_construction(domain, name, text
     assert set(public) <= set(domain.samplers), f"{name}: no sampler for some function"
     for replacement in {m.replacement for m in mutations(text, name)}:
         assert "**" not in replacement and "while" not in replacement
+
+
+def arity(text: str) -> dict[str, tuple[int, int]]:
+    """Each top-level function's (required, total) count of positional parameters."""
+    functions = [node for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)]
+    return {
+        node.name: (len(node.args.args) - len(node.args.defaults), len(node.args.args))
+        for node in functions
+    }
+
+
+@pytest.mark.parametrize("domain", DOMAINS, ids=lambda domain: domain.key)
+def test_edge_cases_and_sampled_inputs_are_argument_tuples_that_fit(domain):
+    # An edge case written `([3, 1])` is a list, not a 1-tuple: it was called as median(3, 1),
+    # a TypeError in the reference itself, never a test of the function.
+    arities = {}
+    for text in domain.modules.values():
+        arities.update(arity(text))
+    draw = Draw(np.random.default_rng(0))
+    for name, edges in domain.edges.items():
+        low, high = arities[name]
+        for args in edges:
+            assert isinstance(args, tuple) and low <= len(args) <= high, (name, args)
+    for name, sampler in domain.samplers.items():
+        low, high = arities[name]
+        for _ in range(20):
+            args = sampler(draw)
+            assert isinstance(args, tuple) and low <= len(args) <= high, (name, args)
 
 
 def test_an_item_is_the_same_every_time_and_in_every_process():
