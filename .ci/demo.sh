@@ -17,5 +17,8 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[agents]' -c .ci/constraints.txt
+# setuptools notes every editable install of a non-src layout ("folders named like the package
+# may take precedence"); here the folder rlvr/ is the package itself, so the note is only noise.
+PYTHONWARNINGS="ignore:Editable installation" \
+  .venv/bin/python -m pip install -q -e '.[agents]' -c .ci/constraints.txt
 exec .venv/bin/rlvr demo "$@"

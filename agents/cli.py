@@ -219,10 +219,25 @@ def run_train(config: Any, args: argparse.Namespace) -> int:
     except InfraErrorRateError as exc:  # our machinery, not a bug: say what to check, in a line
         return _fail(exc)
     print(f"steps          {result.steps}  ({result.train_seconds:.0f} s of training)")
-    print(f"held-out       {result.initial_success:.3f} -> {result.final_success:.3f}")
+    print(
+        f"held-out       {result.initial_success:.3f} -> {result.final_success:.3f}  "
+        f"({_held_out_label(config)})"
+    )
     print(f"output         {result.output_dir}")
     print(f"final model    {result.final_model}")
     return 0
+
+
+def _held_out_label(config: Any) -> str:
+    """What the held-out figures measured, so that they are not taken for another measurement."""
+    if config.eval_suite is not None:
+        return (
+            f"suite {config.eval_suite}: the score `rlvr bench --suite {config.eval_suite}` gives"
+        )
+    if config.self_play is not None:
+        opponent = config.self_play.eval_opponent
+        return f"win rate against {opponent} in {config.eval_episodes} games, greedy"
+    return f"greedy, on up to {config.eval_episodes} distinct held-out tasks per env"
 
 
 # --- tiny -----------------------------------------------------------------------------------------

@@ -322,8 +322,11 @@ def warm_start(
         if config.target_accuracy is not None and step % config.eval_every == 0:
             score = accuracy()
             history.append({"step": step, "accuracy": score})
-            if log:
-                log(f"warm-start step {step}: held-out accuracy {score:.3f}")
+            if log:  # named apart from a benchmark's figures: this is only the stopping check
+                log(
+                    f"warm-start step {step}: held-out accuracy {score:.3f} (greedy, "
+                    f"{config.eval_episodes} episodes: the --target-accuracy check)"
+                )
             if score >= config.target_accuracy:
                 return history
         batch = [examples[i] for i in rng.choice(len(examples), config.batch_size, replace=False)]

@@ -151,6 +151,11 @@ class TrainConfig:
     eval_episodes: int = 100
     """Held-out episodes per env per evaluation (greedy decoding), each a distinct task (fewer
     when the held-out split holds fewer)."""
+    eval_suite: str | None = None
+    """Evaluate on this leaderboard suite instead (a built-in name such as "demo", or a suite
+    .toml file): its envs, tasks, sampling and batches, run as `rlvr bench` runs them, so each
+    held-out figure is the score `rlvr bench --suite` stores for the model at that step
+    (`eval_episodes` is then unused). Single-agent envs only."""
     save_every: int = 0
     """Write a checkpoint every this many steps (0: only at the end)."""
     time_budget: float | None = None
@@ -288,6 +293,15 @@ class TrainConfig:
             )
         if self.threads is not None and self.threads < 1:
             raise ValueError("threads must be >= 1, or None to leave torch's default")
+        if self.eval_suite is not None:
+            if self.self_play is not None:
+                raise ValueError(
+                    "eval_suite runs single-agent suites; self-play's evaluation is the win rate "
+                    "against self_play.eval_opponent: remove eval_suite"
+                )
+            from rlvr.leaderboards import load_suite  # the one upward import: see _suite_figures
+
+            load_suite(self.eval_suite)  # a SuiteError (a ValueError) names the problem
         if self.lora is not None and self.lora.dropout > 0:
             raise ValueError(
                 "LoRA dropout has no effect in RL training (learners run without dropout so that "
@@ -380,6 +394,11 @@ class Trainer:
         self.train_seconds = 0.0
         self.evaluations: list[dict[str, float]] = []
         self._eval_seeds: dict[int, list[int]] = {}  # per env: its held-out episodes' seeds
+        self.eval_suite: Any = None
+        if config.eval_suite is not None:
+            from rlvr.leaderboards import load_suite
+
+            self.eval_suite = load_suite(config.eval_suite)
         self.out = Path(config.output_dir)
         self.out.mkdir(parents=True, exist_ok=True)
         self.metrics = MetricsLog(
@@ -581,7 +600,9 @@ class Trainer:
         seat's model plays from its own seat, its figures logged under the seat
         (`eval/player_0/success_rate`) and their mean over the seats under the usual keys."""
         sampling = dataclasses.replace(self.sampling, temperature=0.0)
-        if self.seat_policies:
+        if self.eval_suite is not None:
+            row = self._suite_figures(self.eval_suite, self.policy)
+        elif self.seat_policies:
             per_seat = {
                 seat: self._evaluate_policy(policy, sampling, seat)
                 for seat, policy in self.seat_policies.items()
@@ -618,6 +639,29 @@ class Trainer:
             total += weight * success
             variance += (weight * error) ** 2
         row["eval/success_rate"] = total
+        row["eval/success_rate_se"] = math.sqrt(variance)
+        return row
+
+    def _suite_figures(self, suite: Any, policy: TrainablePolicy) -> dict[str, float]:
+        """`evaluate`'s figures from `suite`, run as `rlvr bench` runs it: per env its score
+        (mean return per task: the success rate when rewards are 0 or 1) and standard error, and
+        under `eval/success_rate` the suite's score, their mean. The leaderboards sit above the
+        agents: they are imported here, on use, only when `eval_suite` asks for a suite."""
+        from rlvr.leaderboards import run_suite
+
+        host = self.env_workers.host if self.env_workers is not None else None
+        result = run_suite(suite, policy, parallel="serial", env_host=host)
+        row: dict[str, float] = {}
+        variance = 0.0
+        for env in result.envs:
+            error = math.sqrt(env.score * (1 - env.score) / env.judged) if env.judged else math.nan
+            row[f"eval/{env.label}/success_rate"] = env.score
+            row[f"eval/{env.label}/success_rate_se"] = error
+            row[f"eval/{env.label}/episodes"] = float(env.episodes)
+            row[f"eval/{env.label}/mean_reward"] = env.score
+            row[f"eval/{env.label}/infra_error_rate"] = env.infra_errors / env.episodes
+            variance += (error / len(result.envs)) ** 2
+        row["eval/success_rate"] = result.score
         row["eval/success_rate_se"] = math.sqrt(variance)
         return row
 

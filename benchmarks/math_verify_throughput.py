@@ -8,15 +8,29 @@ wrong, hedged or junk. Time limits are in force on both sides: MathVerifier(time
 overrunning checks in its worker pool; math-verify runs with its default 5 s alarms.
 
 Three variants are timed in the same run, interleaved (the order rotates every repeat), on a
-fresh mix per repeat (so no cache carries over between repeats), and the medians are reported:
+fresh mix per repeat, and the medians are reported:
 
 - `rlvr MathVerifier`          : `verifier.verify(reply, task)`
 - `math-verify (gold per check)`: `verify(parse(gold), parse(reply))`, as reward functions
                                    usually call it
 - `math-verify (gold cached)`  : the same with each gold parsed once per batch (its best case)
 
+`--symbolic-only` keeps to prompts whose gold is not a plain number (the worker-pool path):
+`--prompts` of them per batch, drawn from the same distribution (it used to filter a mixed
+batch, leaving ~7 prompts, ~56 checks, per batch).
+
+Steady state, as in a training run after its first batch: each variant first judges a batch of
+another seed (this warms rlvr's workers and math-verify's parser alike). No variant reuses
+results another variant, or an earlier batch, computed: before each timed batch math-verify's
+module-level parse caches (`parse_latex_cached`, `extract_latex`: its last 20 strings) and
+rlvr's comparison cache are emptied. (Until this was done, the cached variant ran on strings the
+per-check variant had just parsed, on the same mix, and read most of them from those caches: at
+`--symbolic-only` it measured 1.1-1.9 CPU ms/check where a batch of its own costs ~6.) What
+each side keeps inside a batch, and rlvr's workers keep by design (parsed golds, parse trees by
+shape, see docs/math.md), stays.
+
 Run:  python benchmarks/math_verify_throughput.py [--prompts 64 --group 8 --repeats 5]
-      python benchmarks/math_verify_throughput.py --symbolic-only --prompts 400
+      python benchmarks/math_verify_throughput.py --symbolic-only
 """
 
 from __future__ import annotations
@@ -36,8 +50,10 @@ from fractions import Fraction
 import numpy as np
 
 from rlvr.envs.math import procedural_source
+from rlvr.envs.tasks import ProceduralSource
 from rlvr.verifiers import Task
 from rlvr.verifiers.math import MathVerifier, read_literal
+from rlvr.verifiers.math import verifier as rlvr_verifier
 from rlvr.verifiers.math.pool import get_pool
 
 EXTRA_GOLDS = [  # intervals and constants the generator does not produce
@@ -73,20 +89,27 @@ class Pair:
     kind: str  # correct, alternative, wrong, junk
 
 
-def make_mix(seed: int, prompts: int, group: int) -> list[Pair]:
+def make_mix(seed: int, prompts: int, group: int, symbolic_only: bool = False) -> list[Pair]:
+    """`group` completions for each of `prompts` prompts; with `symbolic_only`, prompts whose
+    gold is not a plain number (drawn from the same distribution, the others skipped)."""
     rng = np.random.default_rng(seed)
     source = procedural_source(seed=seed)
     pairs = []
     for index in range(prompts):
-        if rng.random() < 0.06:
-            gold = EXTRA_GOLDS[int(rng.integers(len(EXTRA_GOLDS)))]
-            prompt = "Solve the problem."
-        else:
-            task = source[int(rng.integers(1_000_000))]
-            gold, prompt = task.answer, task.prompt
+        gold, prompt = _draw(rng, source)
+        while symbolic_only and read_literal(gold) is not None:
+            gold, prompt = _draw(rng, source)
         for _ in range(group):
             pairs.append(_completion(rng, prompt, gold, index))
     return pairs
+
+
+def _draw(rng: np.random.Generator, source: ProceduralSource) -> tuple[str, str]:
+    """A (gold, prompt) pair: a generator task, or now and then an interval or a constant."""
+    if rng.random() < 0.06:
+        return EXTRA_GOLDS[int(rng.integers(len(EXTRA_GOLDS)))], "Solve the problem."
+    task = source[int(rng.integers(1_000_000))]
+    return task.answer, task.prompt
 
 
 def _completion(rng: np.random.Generator, prompt: str, gold: str, salt: int) -> Pair:
@@ -199,6 +222,20 @@ def math_verify_judge(cache_gold: bool) -> Callable[[list[Pair]], list[bool]]:
     return run
 
 
+def forget_results() -> None:
+    """Empty the caches of parse and comparison results that outlive a batch on the host:
+    math-verify's module-level ones and rlvr's comparison cache (module docstring)."""
+    from math_verify import parser
+
+    for cached in (parser.parse_latex_cached, parser.parse_expr_cached, parser.extract_latex):
+        cached.cache_clear()
+    results = rlvr_verifier._SYMBOLIC_RESULTS
+    if hasattr(results, "clear"):
+        results.clear()
+    else:  # a checkout from before clear() (run with a base tree's rlvr on the PYTHONPATH)
+        results._items.clear()
+
+
 def worker_cpu_seconds() -> float:
     """CPU time of the live pool workers (Linux /proc), to report compute honestly."""
     ticks = os.sysconf("SC_CLK_TCK")
@@ -223,7 +260,7 @@ def main() -> int:
     parser.add_argument(
         "--symbolic-only",
         action="store_true",
-        help="keep only pairs whose gold is not a plain number (the worker-pool path)",
+        help="only prompts whose gold is not a plain number (the worker-pool path)",
     )
     args = parser.parse_args()
     logging.getLogger("math_verify").setLevel(logging.ERROR)
@@ -233,27 +270,29 @@ def main() -> int:
         "math-verify (gold per check)": math_verify_judge(cache_gold=False),
         "math-verify (gold cached)": math_verify_judge(cache_gold=True),
     }
-    warmup = make_mix(args.seed + 10_000, 8, 4)
-    for judge in variants.values():  # starts the pool, loads the LaTeX grammar
+    warmup = make_mix(args.seed + 10_000, args.prompts, args.group, args.symbolic_only)
+    for judge in variants.values():  # starts the pool; steady state (module docstring)
         judge(warmup)
 
     rates: dict[str, list[float]] = {name: [] for name in variants}
     cpu: dict[str, list[float]] = {name: [] for name in variants}
+    split: list[tuple[float, float]] = []  # rlvr's CPU ms/check: (host, workers)
     agreement: Counter[tuple[str, bool, bool]] = Counter()
     names = list(variants)
     for repeat in range(args.repeats):
-        mix = make_mix(args.seed + repeat, args.prompts, args.group)
-        if args.symbolic_only:
-            mix = [pair for pair in mix if read_literal(pair.gold) is None]
+        mix = make_mix(args.seed + repeat, args.prompts, args.group, args.symbolic_only)
         verdicts = {}
         for name in names[repeat % len(names) :] + names[: repeat % len(names)]:
+            forget_results()
             workers_before = worker_cpu_seconds()
             cpu_before, start = time.process_time(), time.perf_counter()
             verdicts[name] = variants[name](mix)
             elapsed = time.perf_counter() - start
             used = time.process_time() - cpu_before
             if name.startswith("rlvr"):
-                used += max(0.0, worker_cpu_seconds() - workers_before)
+                workers = max(0.0, worker_cpu_seconds() - workers_before)
+                split.append((used / len(mix) * 1000, workers / len(mix) * 1000))
+                used += workers
             rates[name].append(len(mix) / elapsed)
             cpu[name].append(used / len(mix) * 1000)
         for pair, ours, theirs in zip(mix, verdicts[names[0]], verdicts[names[1]]):
@@ -266,7 +305,10 @@ def main() -> int:
     for name in names:
         rate = statistics.median(rates[name])
         print(f"{name:32} {rate:10.1f} {statistics.median(cpu[name]):13.2f} {ours / rate:6.1f}x")
-    print("\nratio = rlvr checks/s / that variant's checks/s (rlvr CPU includes its workers)")
+    host = statistics.median(host for host, _ in split)
+    workers = statistics.median(workers for _, workers in split)
+    print(f"\nrlvr CPU ms/check: host {host:.2f} + workers {workers:.2f} (medians)")
+    print("ratio = rlvr checks/s / that variant's checks/s (rlvr CPU includes its workers)")
     print("\nverdicts by reply kind (rlvr correct?, math-verify correct?): count")
     for (kind, mine, theirs), count in sorted(agreement.items()):
         print(f"  {kind:12} rlvr={mine!s:5} math-verify={theirs!s:5} {count:6}")

@@ -6,10 +6,14 @@
   `verl`).
 - `rlvr.integrations.export`: `rlvr export`, a Hugging Face dataset (parquet and a card) of an
   env's prompts and gold tasks (extra `datasets`).
+- `rlvr.integrations.serve`: `rlvr serve`, any env over OpenEnv's protocol; `.openenv`: its
+  client, `remote/OpenEnv-v0` (`RemoteEnv`); `.serve_image`: `rlvr serve build-image` (extra
+  `serve`, docs/serving.md).
+- `rlvr.integrations.verifiers`: envs as verifiers environments (extra `verifiers-env`).
 
 Each adapter imports its library when it is used; `import rlvr.integrations` imports none (the
-`rlvr export` command loads `rlvr.integrations.export`, and nothing else in rlvr-gym imports this
-package). See docs/integrations.md.
+`rlvr export` and `rlvr serve` commands load their modules when they run; `remote/OpenEnv-v0`
+loads its client when made). See docs/integrations.md.
 """
 
 from rlvr.integrations.columns import (

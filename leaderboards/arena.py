@@ -26,7 +26,6 @@ import hashlib
 import itertools
 import json
 import math
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -47,6 +46,7 @@ from rlvr.leaderboards.fields import (
     table,
     text,
 )
+from rlvr.leaderboards.suites import parse_toml, read_suite_file
 
 ELO_SCALE = 400.0 / math.log(10.0)
 """Elo points per unit of log-odds (400 points: 10:1 odds)."""
@@ -122,10 +122,7 @@ class ArenaSuite:
 
     @classmethod
     def from_toml(cls, text: str, source: str = "<string>") -> ArenaSuite:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise SuiteError(f"{source}: {exc}") from None
+        data = parse_toml(text, source)
         if "bootstrap" in data:
             raise SuiteError(
                 f"{source}: arena intervals come from the ratings' posterior, not a bootstrap: "
@@ -151,7 +148,7 @@ def load_arena(name_or_path: str | Path) -> ArenaSuite:
         path = ARENA_DIR / f"{name_or_path}.toml"
         if not path.is_file():
             raise SuiteError(f"no arena suite {name_or_path!r}; built-in: {arena_names()}")
-    return ArenaSuite.from_toml(path.read_text(encoding="utf-8"), str(path))
+    return ArenaSuite.from_toml(read_suite_file(path, "arena suite file"), str(path))
 
 
 @dataclass

@@ -40,6 +40,9 @@ def verifier_info(env: gym.Env) -> dict[str, Any]:
     base = env.unwrapped
     if isinstance(base, TextEnv) and base.judge is not None:
         return base.judge.describe()
+    served = getattr(base, "served_verifier", None)  # an env served by `rlvr serve`
+    if isinstance(served, dict) and served:
+        return served
     declared = base.verifier_version if isinstance(base, TextEnv) else None
     return {
         "name": qualname(type(base)),

@@ -14,7 +14,6 @@ import importlib
 import inspect
 import json
 import math
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
@@ -290,7 +289,7 @@ def load_suite(name_or_path: str | Path) -> Suite:
     if path.suffix == ".toml" or path.exists():
         if not path.is_file():
             raise SuiteError(f"{path}: no such suite file")
-        return parse_suite(path.read_text(encoding="utf-8"), source=str(path), base=path.parent)
+        return parse_suite(read_suite_file(path), source=str(path), base=path.parent)
     name = str(name_or_path)
     names = builtin_suite_names()
     if name not in names:
@@ -304,12 +303,32 @@ def _builtin_text(name: str) -> str:
     return (resources.files("rlvr.leaderboards") / "suites" / f"{name}.toml").read_text("utf-8")
 
 
+def read_suite_file(path: str | Path, what: str = "suite file") -> str:
+    """The text of a suite file a user names (`SuiteError` naming it when it is missing,
+    unreadable or not UTF-8)."""
+    from rlvr.config import ConfigError, read_text_file
+
+    try:
+        return read_text_file(path, what)
+    except ConfigError as exc:
+        raise SuiteError(str(exc)) from None
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """The data of a suite's TOML text (`SuiteError` naming `source` when it is not valid TOML
+    or nests deeper than any suite)."""
+    from rlvr.config import ConfigError
+    from rlvr.config import parse_toml as parse
+
+    try:
+        return parse(text, source)
+    except ConfigError as exc:
+        raise SuiteError(str(exc)) from None
+
+
 def parse_suite(text: str, *, source: str = "<string>", base: Path | None = None) -> Suite:
     """Parse and validate a suite from TOML text; `base` resolves relative `include` paths."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SuiteError(f"{source}: invalid TOML: {exc}") from None
+    data = parse_toml(text, source)
     try:
         return _build_suite(data, source, base, seen=(source,))
     except SuiteError as exc:
@@ -431,10 +450,7 @@ def _load_included(included: Any, base: Path | None, seen: tuple[str, ...]) -> S
     if key in [_identity(other, None) for other in seen]:
         raise SuiteError(f"include cycle: {' -> '.join((*seen, source))}")
     text = _read(path) if path is not None else _builtin_text(included)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SuiteError(f"include: {source}: invalid TOML: {exc}") from None
+    data = parse_toml(text, f"include: {source}")
     return _build_suite(data, key, next_base, (*seen, key))
 
 
@@ -447,7 +463,7 @@ def _identity(source: str, path: Path | None) -> str:
 def _read(path: Path) -> str:
     if not path.is_file():
         raise SuiteError(f"include: no such suite file {path}")
-    return path.read_text(encoding="utf-8")
+    return read_suite_file(path, "include: suite file")
 
 
 def _env_id(env_id: Any, where: str) -> str:

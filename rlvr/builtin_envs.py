@@ -84,6 +84,13 @@ MULTIAGENT_ENVS: tuple[EnvEntry, ...] = (
 )
 
 
+# Clients of envs that run elsewhere, registered beside the built-in envs but not listed among
+# them (they hold no tasks of their own): `remote/OpenEnv-v0` is an env served by `rlvr serve`.
+CLIENT_ENVS: tuple[EnvEntry, ...] = (
+    EnvEntry("remote/OpenEnv-v0", "rlvr.integrations.openenv:RemoteEnv"),
+)
+
+
 # Ids retired by a new version, and why: `make` builds the successor and warns (the old rules
 # paid proposers for ill-posed tasks, issue 25, so they are not kept).
 RETIRED_MULTIAGENT_IDS: dict[str, tuple[str, str]] = {
@@ -115,7 +122,7 @@ def register_builtin_envs(gym: Any = None) -> None:
     already registered are left alone)."""
     if gym is None:
         import gymnasium as gym
-    for entry in BUILTIN_ENVS:
+    for entry in (*BUILTIN_ENVS, *CLIENT_ENVS):
         if entry.id not in gym.registry:
             gym.register(
                 id=entry.id,

@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "rlvr.leaderboards.cli",
     "rlvr.sandboxes.cli",
     "rlvr.integrations.export",
+    "rlvr.integrations.serve_cli",
     "rlvr.demo",
 )
 

@@ -517,7 +517,12 @@ class _ProgressBar:
 
 def task_fingerprint(env: Any) -> str | None:
     """A hash of the current task (prompt, gold answer, metadata), if the env exposes it as
-    `env.unwrapped.task` (every `TextEnv` with a judge does, and multi-agent envs with a task)."""
+    `env.unwrapped.task` (every `TextEnv` with a judge does, and multi-agent envs with a task),
+    or, for an env served elsewhere (`rlvr.integrations.openenv.RemoteEnv`), the hash its
+    server computed, as `env.unwrapped.task_fingerprint`."""
+    served = getattr(env.unwrapped, "task_fingerprint", None)
+    if isinstance(served, str):
+        return served
     task = getattr(env.unwrapped, "task", None)
     if not isinstance(task, Task):
         return None

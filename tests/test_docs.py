@@ -1,4 +1,4 @@
-"""The user docs work: README.md and docs/*.md, read as a newcomer reads them.
+"""The user docs work: README.md, CONTRIBUTING.md and docs/*.md, read as a newcomer reads them.
 
 - Every ```python block runs. The blocks of one page run in order in one fresh interpreter (a
   page is read top to bottom, so a block may use what an earlier one defined), in an empty
@@ -14,6 +14,10 @@
   equal, and its envs are made with their kwargs. Every fence names its language (so no command
   hides in an untagged block), every relative link and `#anchor` resolves, and every repository
   file named in backticks exists.
+
+"The repository" is the project's files as git counts them (tests/checkout.py), not the working
+tree: after `bash .ci/demo.sh` a checkout holds runs/, and a page naming `runs/grpo/config.toml`
+still names a file the reader makes, while a link to a file no commit holds is still broken.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import posixpath
 import re
 import shlex
 import subprocess
@@ -31,15 +36,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.checkout import ROOT, Repository
 from tests.conftest import require_extra
 
-ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["README.md", *sorted(f"docs/{page.name}" for page in (ROOT / "docs").glob("*.md"))]
+PAGES = [
+    "README.md",
+    "CONTRIBUTING.md",
+    *sorted(f"docs/{page.name}" for page in (ROOT / "docs").glob("*.md")),
+]
 
 EXPECTED_SKIPS = {
     "docs/agents.md": 1,  # 500 GRPO steps
     "docs/code.md": 1,  # HumanEval/MBPP files and a hub dataset
-    "docs/integrations.md": 1,  # a tool-calling chat model from the hub
+    "docs/integrations.md": 3,  # a tool-calling chat model from the hub; a running server (2)
     "docs/math.md": 1,  # hub datasets
     "docs/sql.md": 2,  # Spider/BIRD files; a PostgreSQL admin DSN
 }
@@ -239,7 +248,7 @@ def command_lines(block: Block) -> Iterator[tuple[int, list[str]]]:
             yield start, argv
 
 
-def test_rlvr_command_lines_parse():
+def test_rlvr_command_lines_parse(repository):
     from rlvr.cli import build_parser
 
     parser = build_parser()
@@ -258,7 +267,7 @@ def test_rlvr_command_lines_parse():
             elif argv[0] in ("bash", "python", "python3", ".venv/bin/python") and len(argv) > 1:
                 script = argv[1]
                 if not script.startswith("-"):
-                    assert (ROOT / script).is_file(), f"{block.page}:{line}: no file {script}"
+                    assert script in repository.files, f"{block.page}:{line}: no file {script}"
     assert parsed >= 20  # the docs show the command line throughout; this guards the extraction
 
 
@@ -302,29 +311,76 @@ def _anchors(page: Path) -> set[str]:
     }
 
 
-def _prose(page: str) -> str:
+def _prose(page: str, root: Path = ROOT) -> str:
     """The page without its code blocks."""
     return re.sub(
-        r"^(`{3,})[\w-]*\n.*?^\1$", "", (ROOT / page).read_text(encoding="utf-8"), flags=re.M | re.S
+        r"^(`{3,})[\w-]*\n.*?^\1$", "", (root / page).read_text(encoding="utf-8"), flags=re.M | re.S
     )
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_relative_links_resolve(page):
-    for match in _LINK.finditer(_prose(page)):
+def broken_links(repository: Repository, page: str) -> list[str]:
+    """The relative links of `page` to no file or folder of the repository, or to no heading."""
+    broken = []
+    for match in _LINK.finditer(_prose(page, repository.root)):
         target = match.group(1)
         if re.match(r"[a-z]+:", target):
             continue  # https:, mailto:
         path, _, anchor = target.partition("#")
-        file = (ROOT / page).parent / path if path else ROOT / page
-        assert file.exists(), f"{page}: link to {target}: no such file"
-        if anchor:
-            assert anchor in _anchors(file), f"{page}: link to {target}: no such heading"
+        linked = posixpath.join(posixpath.dirname(page), path) if path else page
+        if not repository.holds(linked):
+            broken.append(f"{page}: link to {target}: no such file in the repository")
+        elif anchor and anchor not in _anchors(repository.root / linked):
+            broken.append(f"{page}: link to {target}: no such heading")
+    return broken
+
+
+def unknown_named_files(repository: Repository, page: str) -> list[str]:
+    """The paths in backticks under one of the repository's top folders that it does not hold
+    (a path under another folder, such as runs/tiny/..., is one the reader makes)."""
+    return [
+        f"{page} names {path}, which is not in the repository"
+        for path, top in _REPO_PATH.findall(_prose(page, repository.root))
+        if top in repository.folders and not repository.holds(path)
+    ]
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_named_repository_files_exist(page):
-    for path, top in _REPO_PATH.findall(_prose(page)):
-        if not (ROOT / top).is_dir():
-            continue  # a path the reader makes (runs/tiny/...), not one of ours
-        assert (ROOT / path).exists(), f"{page} names {path}, which is not in the repository"
+def test_relative_links_resolve(repository, page):
+    assert not broken_links(repository, page)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_named_repository_files_exist(repository, page):
+    assert not unknown_named_files(repository, page)
+
+
+def test_the_checkers_judge_the_repository_not_what_runs_leave_in_the_checkout(tmp_path):
+    """The README's order: a demo, `rlvr train`, `rlvr bench` and the benchmarks have left their
+    outputs in the clone before the tests run. The checkers see the same repository."""
+    from tests.checkout import read_repository
+
+    page = "docs/guide.md"
+    text = (
+        "Run the demo: [page](../runs/demo/site/index.html), [code](../envs/math.py), "
+        "[design](design.md#how-it-fits).\n\n"
+        "It writes `runs/grpo/config.toml`; read `envs/math.py` and `envs/gone.py`.\n\n"
+        "## How it fits\n"
+    )
+    (tmp_path / "docs").mkdir()
+    (tmp_path / page).write_text(text, encoding="utf-8")
+    (tmp_path / "docs" / "design.md").write_text("# How it fits\n", encoding="utf-8")
+    (tmp_path / "envs").mkdir()
+    (tmp_path / "envs" / "math.py").write_text("", encoding="utf-8")
+    (tmp_path / ".gitignore").write_text("runs/\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for output in ("runs/demo/site/index.html", "runs/grpo/config.toml", "runs/envs/gone.py"):
+        (tmp_path / output).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / output).write_text("made by a run", encoding="utf-8")
+    repository = read_repository(tmp_path)
+    assert "docs/guide.md" in repository.files and "runs/grpo/config.toml" not in repository.files
+    assert broken_links(repository, page) == [
+        f"{page}: link to ../runs/demo/site/index.html: no such file in the repository"
+    ]
+    assert unknown_named_files(repository, page) == [
+        f"{page} names envs/gone.py, which is not in the repository"
+    ]

@@ -109,3 +109,16 @@ def test_ray_is_imported_only_where_envs_run_on_it():
         "rlvr.cli.build_parser().parse_args(['eval', 'rlvr/Math-v0', '--ray'])\n"
         "assert 'ray' not in sys.modules, 'ray imported'\n"
     )
+
+
+def test_the_envs_the_integrations_and_the_cli_import_no_server_or_client_stack():
+    # `rlvr serve` (openenv-core: FastAPI, uvicorn, Gradio, FastMCP), its client (websockets) and
+    # the verifiers adapter load only when used.
+    run_python(
+        "import sys, gymnasium, rlvr, rlvr.envs, rlvr.integrations, rlvr.cli\n"
+        "rlvr.cli.build_parser()\n"
+        "assert 'remote/OpenEnv-v0' in gymnasium.registry\n"
+        "heavy = ('openenv', 'fastapi', 'uvicorn', 'websockets', 'verifiers.v1', 'torch')\n"
+        "heavy = [m for m in heavy if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )

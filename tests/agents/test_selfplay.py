@@ -132,7 +132,9 @@ def test_rlvr_train_self_play_on_connect4(tiny_path, tmp_path, capsys, algo):
             str(tmp_path), "--no-progress", "--threads", "1", "--algo", algo,
         ]
     )  # fmt: skip
-    assert code == 0, capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "(win rate against legal in 4 games, greedy)" in out  # what its held-out line measured
     saved = read_config(TrainConfig, tmp_path / "config.toml")
     assert saved.self_play == SelfPlayConfig(opponent="legal") and saved.algo == algo
     rows = read_metrics(tmp_path / "metrics.jsonl")

@@ -19,6 +19,7 @@ from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner  # noqa: E402
 from rlvr.agents.learners.ppo import PPOConfig  # noqa: E402
 from rlvr.agents.metrics import read_metrics  # noqa: E402
 from rlvr.agents.rollouts import EnvSpec, RolloutCollector, check_env_specs  # noqa: E402
+from rlvr.agents.selfplay import SelfPlayConfig  # noqa: E402
 from rlvr.agents.train import TrainConfig, Trainer, train  # noqa: E402
 from rlvr.cli import main  # noqa: E402
 from rlvr.config import read_config  # noqa: E402
@@ -577,6 +578,51 @@ def test_periodic_held_out_evaluation_and_outputs(tiny_path, tmp_path):
     assert read_config(TrainConfig, tmp_path / "config.toml").steps == 4
 
 
+DIGITS_SUITE = """
+name = "digits"
+split = "test"
+seed = 500
+episodes = 24
+[sampling]
+temperature = 1.0
+seed = 0
+max_new_tokens = 8
+[[envs]]
+id = "test/Digits-v0"
+"""
+
+
+def test_eval_suite_figures_are_the_scores_rlvr_bench_gives(tiny_path, tmp_path, capsys):
+    """One measurement: the run's held-out figures before and after training are the scores
+    `rlvr bench` stores for the starting and the final model on that suite (sampled, seeded: an
+    untrained model's greedy replies hold no digits)."""
+    from rlvr.leaderboards import ResultStore
+
+    suite = tmp_path / "digits.toml"
+    suite.write_text(DIGITS_SUITE)
+    out, db = tmp_path / "run", tmp_path / "board.sqlite"
+    code = main(["train", "--env", "test/Digits-v0", "--model", str(tiny_path), "--steps", "3",
+                 "--prompts", "3", "--group-size", "4", "--max-new-tokens", "8", "--lr", "1e-2",
+                 "--eval-suite", str(suite), "--eval-every", "0", "--out", str(out),
+                 "--no-progress", "--no-tensorboard", "--no-plot"])  # fmt: skip
+    assert code == 0
+    held_out = re.search(r"held-out +([\d.]+) -> ([\d.]+) +\((.*)\)", capsys.readouterr().out)
+    assert held_out is not None
+    assert held_out.group(3) == f"suite {suite}: the score `rlvr bench --suite {suite}` gives"
+    for model in (tiny_path, out / "final"):
+        bench = ["bench", "--suite", str(suite), "--agent", f"hf:{model}", "--db", str(db)]
+        assert main([*bench, "--no-progress"]) == 0
+    with ResultStore(db) as store:
+        before, after = (result.score for result in store.results(suite="digits"))
+    evaluations = [row["eval/success_rate"] for row in read_metrics(out / "metrics.jsonl")
+                   if "eval/success_rate" in row]  # fmt: skip
+    assert evaluations == [before, after]
+    assert (f"{before:.3f}", f"{after:.3f}") == held_out.group(1, 2)
+    assert 0 < before < 1  # a graded figure, not a trivial 0 both ways could share
+    rows = read_metrics(out / "metrics.jsonl")
+    assert rows[0]["eval/test/Digits-v0/episodes"] == 24.0  # the suite's, not eval_episodes
+
+
 def test_held_out_split_is_used_for_evaluation():
     spec = EnvSpec("rlvr/Math-v0", kwargs={"difficulty": 1})
     assert spec.eval_kwargs == {"difficulty": 1, "split": "test"}
@@ -609,6 +655,8 @@ def test_held_out_split_is_used_for_evaluation():
         ({"max_infra_error_rate": 1.5}, "max_infra_error_rate must be in \\[0, 1\\]"),
         ({"max_infra_error_rate": -0.1}, "1.0 never stops"),
         ({"infra_error_window": 0}, "infra_error_window must be >= 1"),
+        ({"eval_suite": "maths"}, "no built-in suite 'maths'"),
+        ({"eval_suite": "demo", "self_play": SelfPlayConfig()}, "remove eval_suite"),
     ],
 )
 def test_train_config_errors_name_the_fix(tiny_path, tmp_path, overrides, fix):
@@ -627,7 +675,7 @@ def test_rlvr_train_command(tiny_path, tmp_path, capsys):
     )  # fmt: skip
     assert code == 0
     out = capsys.readouterr().out
-    assert "held-out" in out and "final model" in out
+    assert "(greedy, on up to 4 distinct held-out tasks per env)" in out and "final model" in out
     assert (tmp_path / "final" / "model.safetensors").exists()
     assert (tmp_path / "learning_curve.png").exists()
     saved = read_config(TrainConfig, tmp_path / "config.toml")
@@ -642,6 +690,22 @@ def test_rlvr_tiny_command_builds_a_loadable_model(tmp_path, capsys):
     assert 100_000 < sum(p.numel() for p in policy.model.parameters()) < 1_000_000
     card = json.loads((tmp_path / "m" / "rlvr_tiny.json").read_text())
     assert card["env_id"] == "test/Add-v0" and card["warm_start"] is None
+
+
+def test_rlvr_tiny_says_its_accuracy_is_the_stopping_check_not_a_benchmark(tmp_path, capsys):
+    code = main(
+        ["tiny", "--env", "test/Add-v0", "--out", str(tmp_path / "m"), "--steps", "1",
+         "--target-accuracy", "0.9", "--warm-start.eval-episodes", "4",
+         "--model.corpus-episodes", "64", "--model.layers", "1"]
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert re.search(
+        r"^warm-start step 0: held-out accuracy 0\.\d{3} \(greedy, 4 episodes: the "
+        r"--target-accuracy check\)$",
+        out,
+        re.M,
+    ), out
 
 
 def test_rlvr_tiny_warm_starts_a_game_model_measured_on_the_same_game(tmp_path, capsys):

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import pytest
 
 from rlvr.integrations.columns import decode_task
 from tests.conftest import require_extra
@@ -78,6 +79,7 @@ def check_logged_rewards(env_id: str, env_kwargs: dict[str, Any], trainer: Any, 
     return outcomes
 
 
+@pytest.mark.slow  # minutes: TRL trains a tiny model for a few steps
 def test_grpo_on_math_logs_the_math_verifiers_verdicts(tmp_path):
     kwargs = {**MATH_KWARGS, "format_weight": 0.2}
     trainer, rows = train_grpo(
@@ -89,6 +91,7 @@ def test_grpo_on_math_logs_the_math_verifiers_verdicts(tmp_path):
     assert "correct" in statuses and statuses - {"correct"}, statuses  # not all one verdict
 
 
+@pytest.mark.slow
 def test_grpo_on_code_runs_the_hidden_tests_in_the_sandbox(tmp_path):
     from tests.sandboxes.conftest import require_local_sandbox
 

@@ -27,9 +27,10 @@ from rlvr.leaderboards.arena import (
     ArenaSuite,
     PairGames,
     fit_elo,
+    load_arena,
     rate,
 )
-from rlvr.leaderboards.errors import InvalidResultError
+from rlvr.leaderboards.errors import InvalidResultError, SuiteError
 from rlvr.leaderboards.results import BenchResult, rescored
 from rlvr.leaderboards.unsaved import save_unsaved
 from rlvr.leaderboards.views import arena_table, terminal_table
@@ -655,3 +656,16 @@ def test_pass_at_1_keeps_its_column_where_rewards_are_partial() -> None:
 def test_a_multi_env_suite_keeps_a_column_per_env(random_run) -> None:
     page = index_page([Board("toy", [replace(random_run, id=1)])], "traces")
     assert headers(page)[3:8] == ["Score", "95% CI", "pass@2", ADD_ENV, YES_ENV]
+
+
+@pytest.mark.parametrize("kind", ["suite", "arena"])
+def test_a_suite_file_nested_deep_or_not_utf8_is_one_error_naming_it(tmp_path, kind):
+    load = load_suite if kind == "suite" else load_arena
+    deep = tmp_path / "deep.toml"
+    deep.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(SuiteError, match=f"{deep}: .*nested more than"):
+        load(deep)
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(b"name = 'caf\xe9'\n")
+    with pytest.raises(SuiteError, match=f"{latin}.*UTF-8"):
+        load(latin)

@@ -113,6 +113,34 @@ def test_concurrent_checks_share_the_pool():
     assert len(get_pool().pids()) <= get_pool().size
 
 
+# --- parse trees the workers keep by shape (shapes.py) --------------------------------------------
+
+
+def test_a_hang_on_a_known_shape_costs_that_check_only():
+    """The worker keeps the parse tree of `2^{2^{1}}`; `10^{10^{10}}` has its shape and hangs:
+    killed at the limit, scored 0, and later answers of that shape are judged right."""
+    gold = "2^{3^{2}}"
+    assert judge(gold, "\\boxed{2^{2^{1}}}", timeout=60).status is Status.INCORRECT
+    start = time.monotonic()
+    verdict = judge(gold, "\\boxed{10^{10^{10}}}")
+    assert time.monotonic() - start < LIMIT + SLACK
+    assert verdict.data["timed_out"] is True
+    assert not verdict.infra_error
+    assert judge(gold, "\\boxed{2^{3^{2}}}", timeout=60).is_correct
+    assert judge(gold, "\\boxed{2^{2^{3}}}", timeout=60).status is Status.INCORRECT
+    assert judge(gold, "\\boxed{512}", timeout=60).is_correct
+
+
+def test_answers_of_one_shape_never_share_a_verdict():
+    """Golds and answers that differ only in their numbers (one parse tree in the worker)."""
+    pairs = [(5, 6), (7, 2), (3, 5)]
+    sets = [f"\\{{{a} - \\sqrt{{{b}}}, {a} + \\sqrt{{{b}}}\\}}" for a, b in pairs]
+    for gold in sets:
+        for answer in reversed(sets):
+            verdict = judge(gold, f"\\boxed{{{answer}}}", timeout=60)
+            assert verdict.is_correct == (answer == gold), (gold, answer, verdict)
+
+
 # --- infrastructure failures ----------------------------------------------------------------------
 
 CRASH_ON_REQUEST = textwrap.dedent(

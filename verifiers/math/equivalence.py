@@ -44,6 +44,7 @@ from math_verify import grader as _grader
 from rlvr.verifiers.math.extract import find_boxed, matching_braces
 from rlvr.verifiers.math.literals import THOUSANDS_MARK
 from rlvr.verifiers.math.plain import PlainSyntaxError, parse_plain
+from rlvr.verifiers.math.shapes import reused_parse_trees
 
 if not callable(getattr(_grader, "sympy_numeric_eq", None)):  # pragma: no cover
     raise ImportError(
@@ -151,9 +152,10 @@ def parse_answer(text: str) -> list[Any]:
         latex = latexify(text)
     except UnreadableText:
         return []
-    parsed = math_verify.parse(
-        "\\boxed{" + latex + "}", extraction_config=_EXTRACTION, parsing_timeout=None
-    )
+    with reused_parse_trees():  # same results, far less ANTLR work (shapes.py)
+        parsed = math_verify.parse(
+            "\\boxed{" + latex + "}", extraction_config=_EXTRACTION, parsing_timeout=None
+        )
     objects = [
         _rationalize(item) for item in parsed if isinstance(item, (sympy.Basic, sympy.MatrixBase))
     ]

@@ -262,5 +262,9 @@ class _ResultCache:
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
 
 _SYMBOLIC_RESULTS = _ResultCache(4096)
