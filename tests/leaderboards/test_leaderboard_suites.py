@@ -182,7 +182,9 @@ def test_builtin_suites_load_and_pin_versions() -> None:
     assert ids["code"] == ["rlvr/Code-v0"]
     assert ids["repo"] == ["rlvr/Repo-v0"]
     assert ids["demo"] == ["rlvr/Math-v0"]  # the main job's suite: easy held-out math
-    assert set(ids["all"]) == {i for name in ("math", "sql", "code", "web", "repo") for i in ids[name]}
+    assert set(ids["all"]) == {
+        i for name in ("math", "sql", "code", "web", "repo") for i in ids[name]
+    }
     assert load_suite("math").pass_at_k == (1, 4)
 
 
