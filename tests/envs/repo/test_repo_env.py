@@ -10,16 +10,6 @@ import rlvr  # noqa: F401
 from rlvr.envs import EnvConfigError
 from rlvr.envs.repo.patches import apply_patch, unified_diff
 from rlvr.envs.tools.parsing import format_tool_call
-from rlvr.sandboxes import get_executor
-from tests.sandboxes.conftest import require_local_sandbox
-
-
-@pytest.fixture(scope="module")
-def executor():
-    require_local_sandbox()
-    with get_executor("local", workers=2, shared=False) as executor:
-        executor.warm_up()
-        yield executor
 
 
 def start(executor, task_index=0, **kwargs):

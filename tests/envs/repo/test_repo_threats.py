@@ -24,15 +24,6 @@ from rlvr.envs.repo.patches import apply_patch
 from rlvr.envs.tools.parsing import format_tool_call
 from rlvr.sandboxes import get_executor
 from rlvr.verifiers.code.harness import decode_value
-from tests.sandboxes.conftest import require_local_sandbox
-
-
-@pytest.fixture(scope="module")
-def executor():
-    require_local_sandbox()
-    with get_executor("local", workers=2, shared=False) as executor:
-        executor.warm_up()
-        yield executor
 
 
 def start(executor, **kwargs):

@@ -14,8 +14,6 @@ from rlvr.envs.errors import DatasetError
 from rlvr.envs.repo import load_swebench_style
 from rlvr.envs.repo.patches import unified_diff
 from rlvr.envs.tools.parsing import format_tool_call
-from rlvr.sandboxes import get_executor
-from tests.sandboxes.conftest import require_local_sandbox
 
 BASE = {
     "calc/__init__.py": "",
@@ -62,13 +60,6 @@ def dataset(tmp_path):
     path = tmp_path / "tasks.jsonl"
     path.write_text(json.dumps(row) + "\n")
     return path
-
-
-@pytest.fixture(scope="module")
-def executor():
-    require_local_sandbox()
-    with get_executor("local", workers=2, shared=False) as executor:
-        yield executor
 
 
 def test_the_loader_reads_the_snapshot_without_the_test_patch(dataset):
