@@ -8,6 +8,7 @@ bash .ci/setup-venv.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/python .ci/typecheck.py  # mypy over the public packages ([tool.mypy] in pyproject.toml)
+.venv/bin/python .ci/lint_imports.py  # the layers ([tool.importlinter] in pyproject.toml)
 # verl's tests need verl, which cannot share this venv: they run in .ci/test-verl.sh below.
 RLVR_VERL_TESTS=elsewhere .venv/bin/python -m pytest "$@"
 bash .ci/test-newest-transformers.sh  # the agents tests again, on the newest transformers

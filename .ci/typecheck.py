@@ -53,11 +53,18 @@ def _link(link: Path, target: Path) -> None:
     link.symlink_to(os.path.relpath(target, link.parent))
 
 
-def main() -> int:
+def build_tree() -> dict[str, str]:
+    """Lay out the `rlvr` import tree under build/typecheck (also what .ci/lint_imports.py
+    checks); return `lay_out`'s prefixes."""
     prefixes = lay_out(package_dirs())
     for stale in TREE.joinpath("rlvr").iterdir():  # a file removed from rlvr/ since last time
         if stale.is_symlink() and not stale.exists():
             stale.unlink()
+    return prefixes
+
+
+def main() -> int:
+    prefixes = build_tree()
     command = [sys.executable, "-m", "mypy", "-p", "rlvr", *sys.argv[1:]]
     env = {**os.environ, "MYPYPATH": str(TREE.relative_to(ROOT))}
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)

@@ -166,7 +166,8 @@ def run_eval(config: EvalConfig, args: argparse.Namespace) -> int:
 
 
 def _evaluate(config: EvalConfig, policy: Any) -> Any:
-    from rlvr.rollout import env_workers, evaluate
+    from rlvr.rollout import evaluate
+    from rlvr.workers import env_workers
 
     with env_workers(config.ray, config.env_workers) as workers:
         return evaluate(

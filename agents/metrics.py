@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.agents.errors import TrainingError
-from rlvr.envs.jsonfiles import JSONReadError, numbered_lines, parse_json, write_text_atomic
+from rlvr.core.jsonfiles import JSONReadError, numbered_lines, parse_json, write_text_atomic
 
 
 class MetricsLog:

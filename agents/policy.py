@@ -1,84 +1,45 @@
-"""The `Policy` protocol: what the rest of rlvr (rollouts, evaluation, leaderboards) relies on.
+"""`TrainablePolicy`: what the rollout collector, the learners and the trainer call on a policy.
 
-A policy turns a batch of conversations into completions. Trainable policies also return the
-generated token ids and their log-probabilities, and the learners need more of them: that is
-`TrainablePolicy`. Nothing here imports torch (its types are named for type checkers only).
+The `Policy` protocol itself (`generate`, `Completion`, `SamplingParams`, `EnvAware`) lives in the
+ground layer, `rlvr.core.policy`, because the episode loop below the agents uses it; it is
+re-exported here. Trainable policies also return the generated token ids and their
+log-probabilities, and the learners need more of them: that is `TrainablePolicy`. Nothing here
+imports torch (its types are named for type checkers only).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import gymnasium as gym
+from rlvr.core.policy import (
+    Completion,
+    Conversation,
+    EnvAware,
+    Message,
+    Policy,
+    SamplingParams,
+)
 
 if TYPE_CHECKING:
     import torch
 
     from rlvr.agents.hf import LoraSettings
 
-Message = dict[str, Any]
-Conversation = list[Message]
-
-
-@dataclass(frozen=True)
-class SamplingParams:
-    """How to sample. `temperature=0` means greedy decoding."""
-
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = 0
-    max_new_tokens: int = 256
-    stop: tuple[str, ...] = ()
-    seed: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.temperature < 0:
-            raise ValueError(f"temperature must be >= 0 (0 is greedy), got {self.temperature}")
-        if not 0.0 < self.top_p <= 1.0:
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
-        if self.top_k < 0:
-            raise ValueError(f"top_k must be >= 0 (0 disables it), got {self.top_k}")
-        if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
-        if isinstance(self.stop, str) or not all(isinstance(s, str) and s for s in self.stop):
-            raise ValueError("stop must be a tuple of non-empty strings, e.g. stop=('</answer>',)")
-
-
-@dataclass
-class Completion:
-    """One sampled reply. `finish_reason` is "stop" (end of text or a stop string) or "length"."""
-
-    text: str
-    token_ids: list[int] | None = None
-    logprobs: list[float] | None = None
-    finish_reason: str = "stop"
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """Generates `n` completions per conversation: result[i][j] is sample j of conversation i."""
-
-    def generate(
-        self,
-        conversations: Sequence[Conversation],
-        n: int = 1,
-        sampling: SamplingParams | None = None,
-    ) -> list[list[Completion]]: ...
-
-
-@runtime_checkable
-class EnvAware(Protocol):
-    """A policy that must see the environments (the oracle baseline).
-
-    Runners call `attach(envs)` before `generate`; conversation i then comes from `envs[i]`.
-    """
-
-    def attach(self, envs: Sequence[gym.Env]) -> None: ...
+__all__ = [
+    "Completion",
+    "Conversation",
+    "EnvAware",
+    "Message",
+    "PadToken",
+    "Policy",
+    "Sample",
+    "SamplingParams",
+    "TrainablePolicy",
+]
 
 
 @dataclass

@@ -60,7 +60,9 @@ only from complete experiments (`learning_suite_report.py`). A report of an unfi
 folder goes to out/reports/<experiment>/table-partial.md, never over table.md.
 
 The warm starts are built once into `--out`/models (ToolMath's takes ~30 CPU minutes) and
-shared by every experiment in that --out.
+shared by every experiment in that --out. SCoRe's stages on the self-correction task
+(`score_stages`) are the learners `grpo-score` and `ppo-score`; `--experiment selfcorrect` runs
+`grpo-score` beside `grpo`, `ppo` and `trl`.
 
 Needs the `bench` extra for TRL: pip install -e '.[agents,bench]' -c .ci/constraints.txt
 """
@@ -285,23 +287,49 @@ PPO_GEOMETRY = {"prompts_per_step": 32, "group_size": 4}
 
 def learner_settings(name: str, lr: float | None = None) -> dict[str, Any]:
     """TrainConfig fields of one of our learners (`grpo`, `ppo`, and the variants measured for
-    the features: `grpo-base` is GRPO without them) at learning rate `lr` (None: `LR`).
-    `NAME@lr=X,group=G,prompts=P` changes the learning rate and the batch geometry of any of
-    them."""
+    the features: `grpo-base` is GRPO without them; `grpo-score` and `ppo-score` train in
+    SCoRe's stages, under the key "stages") at learning rate `lr` (None: `LR`).
+    `NAME@lr=X,group=G,prompts=P,temp=T` changes the learning rate, the batch geometry and the
+    rollouts' sampling temperature of any of them (`mu=M`: GRPO's passes per batch); a SCoRe
+    learner also takes `share`, `pin1`, `pin2`, `bonus`, `pg1` (`score_stages`'s
+    stage_one_share, stage_one_pin, stage_two_pin, stage_two_bonus, stage_one_pg)."""
     import dataclasses
 
     name, _, changes = name.partition("@")
     settings = _variant(name, LR if lr is None else lr)
+    score = settings.pop("score", None)
     for change in filter(None, changes.split(",")):
         key, _, value = change.partition("=")
         if key == "lr":
             algo = settings["algo"]
             settings[algo] = dataclasses.replace(settings[algo], lr=float(value))
+        elif key == "mu" and settings["algo"] == "grpo":
+            settings["grpo"] = dataclasses.replace(settings["grpo"], mu=int(value))
         elif key in ("group", "prompts"):
             settings["group_size" if key == "group" else "prompts_per_step"] = int(value)
+        elif key == "temp":
+            settings["temperature"] = float(value)
+        elif score is not None and key in SCORE_SETTINGS:
+            score[SCORE_SETTINGS[key]] = float(value)
         else:
-            raise SystemExit(f"unknown learner setting {key!r} in {name}: use lr, group, prompts")
+            mu = ["mu"] if settings["algo"] == "grpo" else []
+            allowed = ", ".join(
+                ["lr", "group", "prompts", "temp", *mu, *(SCORE_SETTINGS if score else ())]
+            )
+            raise SystemExit(f"unknown learner setting {key!r} in {name}: use {allowed}")
+    if score is not None:
+        settings["stages"] = score_stages(**score)
     return settings
+
+
+SCORE_SETTINGS = {
+    "share": "stage_one_share",
+    "pin1": "stage_one_pin",
+    "pin2": "stage_two_pin",
+    "bonus": "stage_two_bonus",
+    "pg1": "stage_one_pg",
+}
+"""The `NAME@...` keys of a SCoRe learner and the `score_stages` arguments they set."""
 
 
 def trl_settings(name: str, lr: float | None = None) -> dict[str, Any]:
@@ -345,12 +373,83 @@ def _variant(name: str, lr: float) -> dict[str, Any]:
         "grpo-curriculum": {**base, "curriculum": CurriculumConfig(levels=(1, 2), window=256)},
         "ppo": {"algo": "ppo", **PPO_GEOMETRY, "ppo": PPOConfig(lr=lr)},
     }
+    # SCoRe's stage I (`score_stages`, built by `learner_settings`) as tuned on seeds 0-2 of the
+    # self-correction task (docs/agents.md): the whole budget, the second attempt alone trained
+    # (`turn_pg_weight` (0, 1)), the first pinned by KL weight 1; GRPO with 16 samples of 8 tasks
+    # a step (more second attempts per task). `NAME@share=0.5,pg1=1` is the paper's two stages.
+    tuned = {"stage_one_share": 1.0, "stage_one_pg": 0.0}
+    variants["grpo-score"] = {
+        **variants["grpo"],
+        "prompts_per_step": 8,
+        "group_size": 16,
+        "score": {"kl_field": "turn_beta", **tuned},
+    }
+    variants["ppo-score"] = {**variants["ppo"], "score": {"kl_field": "turn_kl_coef", **tuned}}
     if name not in variants:
         raise SystemExit(f"unknown learner {name!r}; choose from {sorted(variants)} or trl")
     return variants[name]
 
 
 LABELS = {"grpo": "rlvr GRPO", "ppo": "rlvr PPO", "trl": "TRL GRPOTrainer"}
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a learner's staged recipe: `share` of the run's budget on the task's env
+    with `env` changed in its training kwargs (held-out evaluation is the task's), and the
+    learner's config with `learner` changed. A stage starts from the weights the last one left,
+    with a fresh optimizer; its KL terms (if any) pull towards those weights."""
+
+    share: float
+    env: Mapping[str, Any] = field(default_factory=dict)
+    learner: Mapping[str, Any] = field(default_factory=dict)
+
+
+ONE_STAGE = (Stage(1.0),)
+STAGE_SEED = 1_000
+"""Stage k of a run of seed s trains with seed s + k * STAGE_SEED (other tasks, other samples)."""
+
+
+def score_stages(
+    kl_field: str,
+    stage_one_share: float = 0.5,
+    stage_one_pin: float = 1.0,
+    stage_two_pin: float = 0.1,
+    stage_two_bonus: float = 1.0,
+    stage_one_pg: float = 1.0,
+) -> tuple[Stage, ...]:
+    """SCoRe (Kumar et al., 2024) on the self-correction task, for the learner whose per-turn
+    KL field is `kl_field` (`GRPOConfig.turn_beta`, `PPOConfig.turn_kl_coef`).
+
+    Stage I (`stage_one_share` of the budget): the reward is the last attempt's
+    (`reward="final"`: with binary feedback a right first answer is kept, so this is SCoRe's
+    r(y2)), and a KL weight `stage_one_pin` on the first attempt's ids (0 on the second's) keeps
+    the first attempt near the warm start: the second attempt must do the learning.
+    Stage II (the rest): both attempts trained on the env's shaped reward with
+    `stage_two_bonus` for the improvement (at most 1: above, a fix would pay more than a right
+    first answer), the first attempt pinned by `stage_two_pin` to where stage I left it.
+    `stage_one_pg` < 1 scales the first attempt's policy gradient in stage I
+    (`turn_pg_weight` of either learner; 0: the second attempt alone is trained).
+    """
+    if not 0 < stage_one_share <= 1 or not 0 <= stage_two_bonus <= 1:
+        raise SystemExit(
+            f"SCoRe: need 0 < share <= 1 and 0 <= bonus <= 1, got share={stage_one_share}, "
+            f"bonus={stage_two_bonus}"
+        )
+    if min(stage_one_pin, stage_two_pin, stage_one_pg) < 0:
+        raise SystemExit("SCoRe: pin1, pin2 and pg1 are weights: give values >= 0")
+    learner: dict[str, Any] = {kl_field: (stage_one_pin, 0.0)}
+    if stage_one_pg != 1.0:
+        learner["turn_pg_weight"] = (stage_one_pg, 1.0)
+    stage_one = Stage(stage_one_share, env={"reward": "final"}, learner=learner)
+    if stage_one_share >= 1.0:
+        return (stage_one,)
+    stage_two = Stage(
+        1.0 - stage_one_share,
+        env={"reward": "shaped", "bonus": stage_two_bonus},
+        learner={kl_field: (stage_two_pin, 0.0)},
+    )
+    return stage_one, stage_two
 
 
 # --- held-out measurements -----------------------------------------------------------------------
@@ -1340,39 +1439,72 @@ class Budget:
 
 
 def run_ours(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any]:
-    from rlvr.agents.rollouts import EnvSpec
-    from rlvr.agents.train import TrainConfig, Trainer
-
     settings = our_settings(task, args.worker)
-    config = TrainConfig(
-        envs=[EnvSpec(task.env_id, kwargs=dict(task.kwargs), heldout_kwargs=dict(task.heldout))],
-        model=str(model_folder(Path(args.out), args.task)),
-        output_dir=str(folder),
-        steps=10**9,
-        max_new_tokens=task.max_new_tokens,
-        max_turns=task.max_turns,
-        seed=args.seed,
-        eval_episodes=8,
-        tensorboard=False,
-        plot=False,
-        progress=False,
-        **settings,
-    )
-    trainer = Trainer(config)
-    trainer.metrics.truncate_after(-1)
+    stages = settings.pop("stages", ONE_STAGE)
     heldout = heldout_tasks(Path(args.out), args.task)
     budget, curve = Budget(), []
     next_eval = args.eval_every
-    while budget.cpu < args.budget:
-        budget.timed(trainer.train_step)
-        if budget.cpu >= next_eval and budget.cpu < args.budget:
-            curve.append(_point(task, trainer.policy, heldout, budget, trainer.step))
-            next_eval += args.eval_every
+    trainer, stage_end = None, 0.0
+    for number, stage in enumerate(stages):
+        trainer = _stage_trainer(args, task, folder, settings, stage, number, trainer)
+        last = number == len(stages) - 1
+        stage_end = args.budget if last else stage_end + stage.share * args.budget
+        while budget.cpu < stage_end:
+            budget.timed(trainer.train_step)
+            if budget.cpu >= next_eval and budget.cpu < args.budget:
+                curve.append(_point(task, trainer.policy, heldout, budget, trainer.step))
+                next_eval += args.eval_every
+    assert trainer is not None  # a recipe has at least one stage
     final = measure(task, trainer.policy, heldout, generalisation=True)
     curve.append({"cpu": budget.cpu, "wall": budget.wall, "step": trainer.step, **final})
     trainer.metrics.close()
     trainer.policy.save(folder / "final")
     return {"after": final, "curve": curve, "steps": trainer.step, **_times(budget)}
+
+
+def _stage_trainer(
+    args: argparse.Namespace,
+    task: Task,
+    folder: Path,
+    settings: Mapping[str, Any],
+    stage: Stage,
+    number: int,
+    previous: Any,
+) -> Any:
+    """The trainer of stage `number` of a run: the task's env and the learner's settings as the
+    stage changes them, on the previous stage's policy (the warm start for the first)."""
+    import dataclasses
+
+    from rlvr.agents.rollouts import EnvSpec
+    from rlvr.agents.train import TrainConfig, Trainer
+
+    algo = settings["algo"]
+    env = EnvSpec(
+        task.env_id, kwargs={**task.kwargs, **stage.env}, heldout_kwargs=dict(task.heldout)
+    )
+    config = TrainConfig(
+        envs=[env],
+        model=str(model_folder(Path(args.out), args.task)),
+        output_dir=str(folder),
+        steps=10**9,
+        max_new_tokens=task.max_new_tokens,
+        max_turns=task.max_turns,
+        seed=args.seed + number * STAGE_SEED,
+        eval_episodes=8,
+        tensorboard=False,
+        plot=False,
+        progress=False,
+        **{**settings, algo: dataclasses.replace(settings[algo], **stage.learner)},
+    )
+    if previous is None:
+        trainer = Trainer(config)
+        trainer.metrics.truncate_after(-1)
+        return trainer
+    previous.metrics.close()
+    previous.close()
+    trainer = Trainer(config, policy=previous.policy)
+    trainer.step = previous.step  # one metrics file, its steps counting on
+    return trainer
 
 
 def _point(
@@ -1437,6 +1569,18 @@ def run_trl(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any
     return {"after": final, "curve": curve, "steps": step, **_times(budget)}
 
 
+def split_learners(text: str) -> list[str]:
+    """The learners of `--learners`: comma-separated names, where an item with "=" and no "@"
+    is one more setting of the learner before it (`grpo@lr=1e-3,group=4,trl` is two)."""
+    learners: list[str] = []
+    for item in filter(None, text.split(",")):
+        if "=" in item and "@" not in item and learners and "@" in learners[-1]:
+            learners[-1] += f",{item}"
+        else:
+            learners.append(item)
+    return learners
+
+
 # --- the experiments: what docs/agents.md shows ---------------------------------------------------
 
 
@@ -1466,7 +1610,10 @@ EXPERIMENTS: dict[str, Experiment] = {
     "math-120": Experiment(("math",), FRESH_SEEDS, budget=120.0, eval_every=30.0),
     # three seeds: a 300 s run is ten times a 30 s one on this 2-core machine
     "math-300": Experiment(("math",), FRESH_SEEDS[:3], budget=300.0, eval_every=60.0),
-    "selfcorrect": Experiment(("selfcorrect",), FRESH_SEEDS),
+    # SCoRe's recipe (`grpo-score`, tuned on seeds 0-2) beside our GRPO, PPO and TRL
+    "selfcorrect": Experiment(
+        ("selfcorrect",), FRESH_SEEDS, learners=("grpo", "grpo-score", "ppo", "trl")
+    ),
     "toolmath": Experiment(("toolmath",), FRESH_SEEDS),
     # labelled: RL brings back a choice the warm start was trained out of
     "toolmath-suppressed": Experiment(("toolmath-suppressed",), FRESH_SEEDS),
@@ -1536,7 +1683,7 @@ def plan(args: argparse.Namespace) -> tuple[list[str], list[str], list[int]]:
         else (list(experiment.tasks), list(experiment.learners), list(experiment.seeds))
     )
     tasks = args.tasks.split(",") if args.tasks else defaults[0]
-    learners = args.learners.split(",") if args.learners else defaults[1]
+    learners = split_learners(args.learners) if args.learners else defaults[1]
     try:
         seeds = [int(seed) for seed in args.seeds.split(",")] if args.seeds else defaults[2]
     except ValueError:
@@ -1636,7 +1783,9 @@ def main() -> None:
     parser.add_argument(
         "--learners",
         help="comma-separated: grpo, ppo, trl, or a variant (grpo-base, grpo-ds, grpo-overlong, "
-        "grpo-curriculum), each optionally NAME@lr=X,group=G,prompts=P (default: grpo,ppo,trl)",
+        "grpo-curriculum; grpo-score and ppo-score train in SCoRe's stages), each optionally "
+        "NAME@lr=X,group=G,prompts=P,temp=T (GRPO also mu=M; a SCoRe learner also share, pin1, "
+        "pin2, bonus, pg1) (default: grpo,ppo,trl)",
     )
     parser.add_argument("--seeds", help="comma-separated integers (default: 0,1,2)")
     parser.add_argument(

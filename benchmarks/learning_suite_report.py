@@ -71,8 +71,22 @@ from learning_suite_results import (  # noqa: E402
 DOCS = HERE.parent / "docs" / "agents.md"
 REFERENCE = "trl"
 """The learner every other one is compared with."""
-LABELS = {"grpo": "rlvr GRPO", "ppo": "rlvr PPO", "trl": "TRL GRPOTrainer"}
-COLORS = {"grpo": "tab:blue", "ppo": "tab:green", "trl": "tab:orange"}
+LABELS = {
+    "grpo": "rlvr GRPO",
+    "ppo": "rlvr PPO",
+    "trl": "TRL GRPOTrainer",
+    "grpo-score": "rlvr GRPO, SCoRe",
+    "ppo-score": "rlvr PPO, SCoRe",
+}
+COLORS = {
+    "grpo": "tab:blue",
+    "ppo": "tab:green",
+    "trl": "tab:orange",
+    "grpo-score": "tab:purple",
+    "ppo-score": "tab:olive",
+}
+SELF_CORRECTING = ("grpo", "grpo-score")
+"""Our learners whose self-correction delta the targets judge: GRPO and its SCoRe recipe."""
 # a task's own figures (key in the held-out figures, label), before -> after
 FIGURES = {
     "math": [("level_up", "level 3 accuracy")],
@@ -372,14 +386,16 @@ def target_lines(rows: Mapping[str, Mapping[str, dict[str, Any]]]) -> list[str]:
             f"{_fmt(start)} -> {interval(rate)}, accuracy gain {interval(tool['gain'], True)} | "
             f"{'met' if met else 'NOT met'} |"
         )
-    correct = rows.get("selfcorrect", {}).get("grpo")
-    if correct:
+    for learner in SELF_CORRECTING:
+        correct = rows.get("selfcorrect", {}).get(learner)
+        if not correct:
+            continue
         _, start, delta = correct["figures"][0]
         raised = "raised beyond the interval" if delta.low > start else "not raised beyond it"
         lines.append(
-            f"| self-correction delta positive after training (and raised by RL) | acc@t2 - "
-            f"acc@t1 {_fmt(start, signed=True)} -> {interval(delta, True)} | "
-            f"{'met' if delta.mean > 0 else 'NOT met'} ({raised}) |"
+            f"| self-correction delta positive after training (and raised by RL), "
+            f"{LABELS[learner]} | acc@t2 - acc@t1 {_fmt(start, signed=True)} -> "
+            f"{interval(delta, True)} | {'met' if delta.mean > 0 else 'NOT met'} ({raised}) |"
         )
     return lines
 

@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from rlvr.core.jsonfiles import JSONReadError, parse_json
 from rlvr.envs import options, services
 from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import DatasetError, EnvConfigError
-from rlvr.envs.jsonfiles import JSONReadError, parse_json
 from rlvr.envs.judge import TaskJudge
 from rlvr.envs.options import (
     declare,

@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from rlvr.envs import options as checks
-from rlvr.envs.core import Outcome
+from rlvr.envs.core import Outcome, TextEnv
 from rlvr.envs.errors import ArgumentTypeError, DatasetError, EnvConfigError
 from rlvr.envs.tasks import ListSource, TaskSource, as_source
 from rlvr.verifiers.function import FunctionVerifier, VerifyFunction
 from rlvr.verifiers.types import Status, Task, TaskFormatError, Verdict, Verifier
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 logger = logging.getLogger(__name__)
 
@@ -249,3 +252,21 @@ def fallback_version() -> str:
     from rlvr import __version__  # the root package: loaded before any env can be made
 
     return f"rlvr-gym {__version__}"
+
+
+def verifier_info(env: gym.Env) -> dict[str, Any]:
+    """The name and version of what judges `env`'s replies: its judge's description, or for an
+    env without a judge its class and declared `verifier_version`. (Results record it, and `rlvr
+    serve` describes its envs with it; `rlvr.leaderboards.provenance` re-exports it.)"""
+    base = env.unwrapped
+    if isinstance(base, TextEnv) and base.judge is not None:
+        return base.judge.describe()
+    served = getattr(base, "served_verifier", None)  # an env served by `rlvr serve`
+    if isinstance(served, dict) and served:
+        return served
+    declared = base.verifier_version if isinstance(base, TextEnv) else None
+    return {
+        "name": qualname(type(base)),
+        "version": declared if declared is not None else fallback_version(),
+        "declared": declared is not None,
+    }

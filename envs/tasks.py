@@ -23,9 +23,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from rlvr.core.jsonfiles import JSONReadError, numbered_lines, parse_json
 from rlvr.envs import options
 from rlvr.envs.errors import DatasetError, EnvConfigError
-from rlvr.envs.jsonfiles import JSONReadError, numbered_lines, parse_json
 from rlvr.verifiers.types import Task, TaskFormatError
 
 SPLITS = ("train", "test")

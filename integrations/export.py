@@ -76,7 +76,7 @@ def export(
 def load_tasks(name_or_path: str | Path, *, split: str = "train") -> Any:
     """The tasks of an exported split (a folder, or its name on the hub), exactly as exported,
     as a task source (`ListSource`) for the env's `tasks=` argument."""
-    from rlvr.envs.jsonfiles import MAX_DEPTH, depth_exceeds
+    from rlvr.core.jsonfiles import MAX_DEPTH, depth_exceeds
     from rlvr.envs.tasks import ListSource
 
     datasets = _datasets()
@@ -112,7 +112,7 @@ def load_tasks(name_or_path: str | Path, *, split: str = "train") -> Any:
 def _exported(folder: Path) -> dict[str, dict[str, Any]]:
     """What an earlier export wrote to `folder`: split -> env id, env kwargs, rows; a manifest
     an export did not write (another shape, an unsafe split name) is refused naming it."""
-    from rlvr.envs.jsonfiles import JSONReadError, read_json_file
+    from rlvr.core.jsonfiles import JSONReadError, read_json_file
 
     path = folder / MANIFEST
     if not path.is_file():

@@ -497,7 +497,7 @@ def _verifier_info(env: Any) -> dict[str, Any]:
 
     base = env.unwrapped
     if isinstance(base, TextEnv):
-        from rlvr.leaderboards.provenance import verifier_info
+        from rlvr.envs.judge import verifier_info
 
         return verifier_info(env)
     judge = getattr(base, "judge", None)

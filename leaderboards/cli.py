@@ -240,7 +240,8 @@ def run_bench(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.runner import run_suite
     from rlvr.leaderboards.suites import load_suite
     from rlvr.leaderboards.views import result_summary
-    from rlvr.rollout import EnvWorkersError, env_workers
+    from rlvr.rollout import EnvWorkersError
+    from rlvr.workers import env_workers
 
     if not args.suite or not args.agent:
         return _fail(
@@ -277,7 +278,8 @@ def run_reverify(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.errors import LeaderboardError
     from rlvr.leaderboards.runner import reverify
     from rlvr.leaderboards.views import fmt_score, printable
-    from rlvr.rollout import EnvWorkersError, env_workers
+    from rlvr.rollout import EnvWorkersError
+    from rlvr.workers import env_workers
 
     try:
         # Read, then close the store before forking workers: a SQLite connection must not be

@@ -23,8 +23,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from rlvr.envs.core import TextEnv
-from rlvr.envs.judge import fallback_version, qualname
+from rlvr.envs.judge import fallback_version, qualname, verifier_info  # noqa: F401 (re-exported)
 from rlvr.rollout import EpisodeRecord
 
 
@@ -32,23 +31,6 @@ def package_version() -> str:
     from rlvr import __version__
 
     return __version__
-
-
-def verifier_info(env: gym.Env) -> dict[str, Any]:
-    """The name and version of what judges `env`'s replies: its judge's description, or for an
-    env without a judge its class and declared `verifier_version`."""
-    base = env.unwrapped
-    if isinstance(base, TextEnv) and base.judge is not None:
-        return base.judge.describe()
-    served = getattr(base, "served_verifier", None)  # an env served by `rlvr serve`
-    if isinstance(served, dict) and served:
-        return served
-    declared = base.verifier_version if isinstance(base, TextEnv) else None
-    return {
-        "name": qualname(type(base)),
-        "version": declared if declared is not None else fallback_version(),
-        "declared": declared is not None,
-    }
 
 
 def probe_env(env: gym.Env) -> dict[str, Any]:

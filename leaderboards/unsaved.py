@@ -24,7 +24,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from rlvr.envs.jsonfiles import JSONReadError, read_json_file, write_text_atomic
+from rlvr.core.jsonfiles import JSONReadError, read_json_file, write_text_atomic
 from rlvr.leaderboards.errors import (
     InvalidResultError,
     LeaderboardError,

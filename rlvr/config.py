@@ -233,7 +233,7 @@ def _describe(tp: Any) -> str:
 
 
 def _json_object(text: str) -> dict[str, Any]:
-    from rlvr.envs.jsonfiles import JSONReadError, parse_json  # stdlib only; imported on use
+    from rlvr.core.jsonfiles import JSONReadError, parse_json  # stdlib only; imported on use
 
     example = "write an object, e.g. '{\"difficulty\": 1}'"
     try:
@@ -563,7 +563,7 @@ def load_file(path: str | Path) -> dict[str, Any]:
 def read_text_file(path: str | Path, what: str = "config file") -> str:
     """The text of a UTF-8 file a user names (a leading BOM dropped); `ConfigError` naming the
     file when it is missing, unreadable or not UTF-8."""
-    from rlvr.envs.jsonfiles import JSONReadError, decode_utf8  # stdlib only; imported on use
+    from rlvr.core.jsonfiles import JSONReadError, decode_utf8  # stdlib only; imported on use
 
     try:
         data = Path(path).read_bytes()
@@ -578,7 +578,7 @@ def read_text_file(path: str | Path, what: str = "config file") -> str:
 def parse_toml(text: str, source: str = "config") -> dict[str, Any]:
     """The data of a TOML text (`ConfigError` naming `source` when it is not valid TOML, or
     nests tables and arrays deeper than any config: tomllib would exhaust the stack)."""
-    from rlvr.envs.jsonfiles import MAX_DEPTH, depth_exceeds
+    from rlvr.core.jsonfiles import MAX_DEPTH, depth_exceeds
 
     too_deep = f"{source}: tables and arrays nested more than {MAX_DEPTH} levels deep"
     try:

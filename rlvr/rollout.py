@@ -18,24 +18,24 @@ Episode `i` of `evaluate` resets with seed `seed + i`, so a run is reproducible 
 evaluated with the same seed face the same tasks; with `samples_per_task=k`, the k samples of an
 episode all use that seed (the same task), for pass@k.
 
-This module imports Gymnasium, numpy, the envs and the agents' Policy protocol only (never torch
-or any other part of `rlvr.agents`), so the leaderboards can use it.
+This module imports Gymnasium, numpy, the envs and the ground's Policy protocol
+(`rlvr.core.policy`) only: it sits below `rlvr.agents` and `rlvr.distributed` in the layer order
+that `lint-imports` enforces (docs/design.md).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, SupportsFloat, cast
 
 import gymnasium as gym
 import numpy as np
 
-from rlvr.agents.policy import Completion, EnvAware, Policy, SamplingParams
+from rlvr.core.policy import Completion, EnvAware, Policy, SamplingParams
 from rlvr.envs.errors import EnvConfigError
 from rlvr.verifiers.types import Task
 
@@ -275,23 +275,6 @@ runs them (`LocalEnvs.make` here; `rlvr.distributed.EnvWorkers.host` on Ray)."""
 
 class EnvWorkersError(RuntimeError):
     """Ray env workers cannot go on: they did not start, or every one of them died."""
-
-
-@contextlib.contextmanager
-def env_workers(address: str | None, count: int) -> Iterator[Any]:
-    """Ray env workers (an `rlvr.distributed.EnvWorkers`) for a command given `--ray ADDRESS`,
-    closed after it however it ends (Ctrl-C too: no Ray process is left behind); None without
-    `--ray`."""
-    if address is None:
-        yield None
-        return
-    from rlvr.distributed import EnvWorkers
-
-    workers = EnvWorkers(count, address=address)
-    try:
-        yield workers
-    finally:
-        workers.close()
 
 
 def play_episodes(

@@ -11,6 +11,7 @@ only the rest of each episode: with long prompts and short replies, most of the 
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -201,6 +202,58 @@ def masked_whiten(values: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -
     mean = masked_mean(values, mask)
     variance = masked_mean((values - mean) ** 2, mask)
     return (values - mean) * torch.rsqrt(variance + eps)
+
+
+def token_turns(episodes: Sequence[Episode], columns: int) -> torch.Tensor:
+    """The turn (reply index, from 0) of every per-token column, (N, columns) long: column t is
+    about id t+1, which belongs to the first reply whose last id is at or after it. Prompt and
+    environment ids get a turn too; they are never trained on (the loss mask is 0 there)."""
+    table = torch.zeros((len(episodes), columns), dtype=torch.long)
+    ids = torch.arange(1, columns + 1)
+    for row, episode in enumerate(episodes):
+        if episode.turn_ends:
+            ends = torch.tensor(episode.turn_ends)
+            table[row] = torch.searchsorted(ends, ids).clamp(max=len(episode.turn_ends) - 1)
+    return table
+
+
+def per_turn(values: Sequence[float], turns: torch.Tensor) -> torch.Tensor:
+    """`values[k]` at every position of turn k, the last value repeating for later turns; shaped
+    like `turns` (`token_turns`), float."""
+    table = torch.tensor([float(value) for value in values])
+    return table[turns.clamp(max=len(values) - 1)]
+
+
+def id_weights(
+    episodes: Sequence[Episode],
+    like: torch.Tensor,
+    weight: float,
+    turn_weights: Sequence[float] | None,
+) -> torch.Tensor:
+    """A weight for every per-token column, shaped and typed like `like` (N, T-1): `weight`,
+    or where `turn_weights` is given, the weight of the column's turn (`per_turn`)."""
+    if turn_weights is None:
+        return torch.full_like(like, weight)
+    return per_turn(turn_weights, token_turns(episodes, like.shape[1])).to(like)
+
+
+def check_turn_weights(
+    values: Sequence[float] | None, name: str, scalar: str = "", scalar_value: float = 0.0
+) -> None:
+    """Config validation of a per-turn weight tuple `name` (that replaces the scalar field
+    `scalar`, the same weight on every turn, when there is one)."""
+    if values is None:
+        return
+    if len(values) == 0 or not all(math.isfinite(value) and value >= 0 for value in values):
+        raise ValueError(
+            f"{name} must be one finite weight >= 0 per turn, the last repeating for later "
+            f"turns (e.g. (1.0, 0.0)), or None, got {values!r}"
+        )
+    if scalar_value != 0:
+        raise ValueError(
+            f"{name} replaces {scalar} (one weight for every turn): set {scalar}=0 with {name}, "
+            f"or {name}=None"
+        )
 
 
 def approx_kl(logprobs: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:

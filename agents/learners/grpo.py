@@ -9,6 +9,8 @@ PPO's clipped surrogate
     loss_t = -min(ratio_t * A, clip(ratio_t, 1 - clip_low, 1 + clip_high) * A) + beta * KL_t
 
 with ratio_t = pi(token_t) / pi_old(token_t). `clip_high > clip_low` is DAPO's clip-higher.
+With `turn_beta` the KL weight depends on the turn of the reply the token is in (SCoRe's
+stage I pins the first attempt with a large weight while the second is trained).
 How the per-token losses are summed (`loss_type`):
 
 - "grpo":    mean over each sequence's tokens, then mean over sequences (the paper's form; it
@@ -36,12 +38,16 @@ from rlvr.agents.learners.common import (
     Batch,
     FrozenReference,
     approx_kl,
+    check_turn_weights,
     clip_gradients,
     forward,
+    id_weights,
     linear_warmup,
     make_batch,
     masked_mean,
     micro_batches,
+    per_turn,
+    token_turns,
 )
 from rlvr.agents.policy import TrainablePolicy
 from rlvr.agents.rollouts import Episode
@@ -72,6 +78,16 @@ class GRPOConfig:
     """Upper clip range: the ratio is kept below 1 + clip_high (DAPO uses 0.28)."""
     beta: float = field(default=0.0, metadata=cli("--beta"))
     """Weight of the KL penalty to the frozen starting policy (0 disables it and the reference)."""
+    turn_beta: tuple[float, ...] | None = None
+    """Per-turn KL weights of multi-turn episodes, replacing `beta`: the ids of reply k (from 1)
+    pay `turn_beta[k-1]` times the KL to the frozen starting policy, the last weight repeating
+    for later replies (None: `beta` on every id). SCoRe's stage I (Kumar et al., 2024) pins the
+    first attempt near the starting policy while the second is trained: e.g. (1.0, 0.0)."""
+    turn_pg_weight: tuple[float, ...] | None = None
+    """Per-turn weights of the policy-gradient term of multi-turn episodes: the advantages of
+    reply k's ids are multiplied by `turn_pg_weight[k-1]`, the last weight repeating (None: 1
+    everywhere). (0.0, 1.0) trains the second attempt alone, the first moving only through the
+    weights both share (and held by `turn_beta`)."""
     mu: int = field(default=1, metadata=cli("--mu"))
     """Optimisation passes over each batch (one optimizer step per pass)."""
     mask_truncated: bool = field(default=False, metadata=cli("--mask-truncated"))
@@ -121,6 +137,8 @@ class GRPOConfig:
             )
         if self.beta < 0:
             raise ValueError(f"beta must be >= 0 (0 disables the KL term), got {self.beta}")
+        check_turn_weights(self.turn_beta, "turn_beta", "beta", self.beta)
+        check_turn_weights(self.turn_pg_weight, "turn_pg_weight")
         if self.mu < 1:
             raise ValueError(f"mu (passes per batch) must be >= 1, got {self.mu}")
         if self.micro_batch_size is not None and self.micro_batch_size < 1:
@@ -136,6 +154,11 @@ class GRPOConfig:
             raise ValueError(f"tis_cap must be >= 1 (e.g. 2.0), got {self.tis_cap}")
         if self.warmup_updates < 0:
             raise ValueError(f"warmup_updates must be >= 0 (0: off), got {self.warmup_updates}")
+
+    @property
+    def uses_reference(self) -> bool:
+        """Whether any id pays a KL term (then the learner keeps a frozen reference)."""
+        return self.beta > 0 or any(weight > 0 for weight in self.turn_beta or ())
 
     @property
     def scales_rewards(self) -> bool:
@@ -288,7 +311,7 @@ class GRPOLearner:
             self.parameters, lr=config.lr, betas=config.adam_betas, weight_decay=config.weight_decay
         )
         self.schedule = linear_warmup(self.optimizer, config.warmup_updates)
-        self.reference = FrozenReference(policy) if config.beta > 0 else None
+        self.reference = FrozenReference(policy) if config.uses_reference else None
 
     def update(self, episodes: Sequence[Episode]) -> dict[str, float]:
         """One GRPO update (mu optimizer steps) from a step's episodes; returns metrics."""
@@ -307,19 +330,24 @@ class GRPOLearner:
             advantages = group_advantages(
                 batch.rewards + shaping, batch.groups, config.scales_rewards
             )[:, None].expand_as(batch.loss_mask)
+        if config.turn_pg_weight is not None:
+            turns = token_turns(kept, batch.loss_mask.shape[1])
+            advantages = advantages * per_turn(config.turn_pg_weight, turns).to(advantages)
         mask = batch.loss_mask
         if config.mask_truncated:
             mask = mask * (~batch.truncated).float()[:, None]
         weights = token_weights(mask, config.loss_type, self.completion_budget)
+        kl_weights = self._kl_weights(kept, batch)  # (N, T-1): beta, or each turn's turn_beta
         slices = micro_batches(batch.size, config.micro_batch_size)
         references = [self._reference(batch.rows(rows)) for rows in slices]
         sampler = _sampler_logprobs(kept, batch)
         stale = any(episode.policy_lag > 0 for episode in kept)
         olds: list[torch.Tensor] = []
         importance: list[torch.Tensor] = []
+        kls: list[torch.Tensor] = []
         for step in range(config.mu):
             self.optimizer.zero_grad(set_to_none=True)
-            totals = {"policy": 0.0, "kl": 0.0, "clipped": 0.0}
+            totals = {"policy": 0.0, "clipped": 0.0}
             for index, rows in enumerate(slices):
                 logprobs, _ = forward(model, batch.rows(rows), self.temperature)  # (n, T-1)
                 if step == 0:
@@ -336,8 +364,9 @@ class GRPOLearner:
                 reference = references[index]
                 if reference is not None:
                     kl = approx_kl(logprobs, reference)
-                    token_loss = token_loss + config.beta * kl
-                    totals["kl"] += float((kl.detach() * mask[rows]).sum())
+                    token_loss = token_loss + kl_weights[rows] * kl
+                    if step == 0:  # the KL of the sampled policy, per turn when weighted so
+                        kls.append(kl.detach())
                 loss = (token_loss * weights[rows]).sum()
                 loss.backward()
                 totals["policy"] += float(loss.detach())
@@ -352,10 +381,12 @@ class GRPOLearner:
             metrics["charts/importance_capped"] = float(
                 masked_mean((weights_all >= config.tis_cap).float(), batch.loss_mask)
             )
+        metrics["losses/kl"] = 0.0
+        if kls:
+            metrics |= self._kl_metrics(kept, torch.cat(kls), mask)
         return {
             **metrics,
             "losses/policy": totals["policy"],
-            "losses/kl": totals["kl"] / tokens,
             "charts/clip_fraction": totals["clipped"] / tokens,
             "charts/grad_norm": grad_norm,
             "charts/advantage_abs": float(masked_mean(advantages.abs(), batch.loss_mask)),
@@ -375,16 +406,30 @@ class GRPOLearner:
             rewards_to_go(episode.turn_rewards, float(bonus))
             for episode, bonus in zip(episodes, shaping.tolist())
         ]
-        per_turn = turn_advantages(returns, batch.groups.tolist(), self.config.scales_rewards)
+        credits = turn_advantages(returns, batch.groups.tolist(), self.config.scales_rewards)
         table = torch.zeros_like(batch.loss_mask)
-        ids = torch.arange(1, table.shape[1] + 1)  # column t is about id t+1
-        for row, (episode, credit) in enumerate(zip(episodes, per_turn)):
-            if not credit:
-                continue
-            ends = torch.tensor(episode.turn_ends)
-            turn = torch.searchsorted(ends, ids).clamp(max=len(credit) - 1)
-            table[row] = torch.tensor(credit, dtype=table.dtype)[turn].to(table.device)
+        turns = token_turns(episodes, table.shape[1])
+        for row, credit in enumerate(credits):
+            if credit:
+                table[row] = per_turn(credit, turns[row]).to(table)
         return table
+
+    def _kl_weights(self, episodes: Sequence[Episode], batch: Batch) -> torch.Tensor:
+        """The KL weight of every id, (N, T-1): `beta`, or with `turn_beta` its turn's weight."""
+        return id_weights(episodes, batch.loss_mask, self.config.beta, self.config.turn_beta)
+
+    def _kl_metrics(
+        self, episodes: Sequence[Episode], kl: torch.Tensor, mask: torch.Tensor
+    ) -> dict[str, float]:
+        """Mean KL to the reference over the generated ids, and with `turn_beta` per turn
+        (`losses/kl_turn1`, ...: the pinned first attempt should stay near 0)."""
+        metrics = {"losses/kl": float(masked_mean(kl, mask))}
+        if self.config.turn_beta is not None:
+            turns = token_turns(episodes, mask.shape[1]).to(mask.device)
+            for turn in range(max(len(episode.turn_ends) for episode in episodes)):
+                in_turn = mask * (turns == turn).float()
+                metrics[f"losses/kl_turn{turn + 1}"] = float(masked_mean(kl, in_turn))
+        return metrics
 
     def _overlong_shaping(self, episodes: Sequence[Episode]) -> torch.Tensor:
         """Each episode's overlong penalty (its longest reply's), added to its reward."""

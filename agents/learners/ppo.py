@@ -7,8 +7,9 @@ with its own head and optimizer (`value_model="critic"`).
 
 Rewards per token: each turn's reward sits on the last id of that turn's reply, and with
 `kl_coef > 0` every generated id also pays -kl_coef * (log pi - log pi_ref) to the frozen starting
-policy. Advantages come from GAE over the generated ids only (environment ids in between are
-skipped, so turn k's value bootstraps from turn k+1's first reply id):
+policy (with `turn_kl_coef`, a coefficient per turn: SCoRe's stage I pins the first attempt).
+Advantages come from GAE over the generated ids only (environment ids in between are skipped,
+so turn k's value bootstraps from turn k+1's first reply id):
 
     delta_t = r_t + gamma * V_next - V_t,    A_t = delta_t + gamma * lam * A_next
 
@@ -32,12 +33,16 @@ from rlvr.agents.errors import TrainingError
 from rlvr.agents.learners.common import (
     Batch,
     FrozenReference,
+    check_turn_weights,
     clip_gradients,
     forward,
+    id_weights,
     make_batch,
     masked_mean,
     masked_whiten,
     micro_batches,
+    per_turn,
+    token_turns,
 )
 from rlvr.agents.learners.grpo import clipped_surrogate
 from rlvr.agents.policy import TrainablePolicy
@@ -71,6 +76,14 @@ class PPOConfig:
     """Weight of the value loss (with a head it shares the policy's gradient step)."""
     kl_coef: float = field(default=0.0, metadata=cli("--kl-coef"))
     """Per-token KL penalty to the frozen starting policy, paid in the reward (0: none)."""
+    turn_kl_coef: tuple[float, ...] | None = None
+    """Per-turn KL penalties of multi-turn episodes, replacing `kl_coef`: the ids of reply k
+    (from 1) pay `turn_kl_coef[k-1]` times their KL, the last value repeating for later replies
+    (None: `kl_coef` on every id). SCoRe's stage I: e.g. (1.0, 0.0) pins the first attempt."""
+    turn_pg_weight: tuple[float, ...] | None = None
+    """Per-turn weights of the policy loss of multi-turn episodes: the advantages of reply k's
+    ids are multiplied by `turn_pg_weight[k-1]`, the last weight repeating (None: 1 everywhere).
+    (0.0, 1.0) trains the second attempt alone; the value loss is unchanged."""
     epochs: int = field(default=2, metadata=cli("--epochs"))
     """Passes over each batch."""
     minibatches: int = 1
@@ -101,12 +114,19 @@ class PPOConfig:
             raise ValueError("value_clip must be > 0, or None for an unclipped value loss")
         if self.vf_coef < 0 or self.kl_coef < 0:
             raise ValueError("vf_coef and kl_coef must be >= 0")
+        check_turn_weights(self.turn_kl_coef, "turn_kl_coef", "kl_coef", self.kl_coef)
+        check_turn_weights(self.turn_pg_weight, "turn_pg_weight")
         if self.epochs < 1 or self.minibatches < 1:
             raise ValueError("epochs and minibatches must be >= 1")
         if self.micro_batch_size is not None and self.micro_batch_size < 1:
             raise ValueError("micro_batch_size must be >= 1, or None for the whole minibatch")
         if self.max_grad_norm is not None and self.max_grad_norm <= 0:
             raise ValueError("max_grad_norm must be > 0, or None to disable clipping")
+
+    @property
+    def uses_reference(self) -> bool:
+        """Whether any id pays a KL penalty (then the learner keeps a frozen reference)."""
+        return self.kl_coef > 0 or any(coef > 0 for coef in self.turn_kl_coef or ())
 
 
 # --- the math (pure functions, unit-tested against hand-computed values) --------------------------
@@ -185,7 +205,7 @@ class PPOLearner:
             self.optimizer = torch.optim.AdamW(
                 [*self.policy_parameters, *self.value_head.parameters()], lr=config.lr
             )
-        self.reference = FrozenReference(policy) if config.kl_coef > 0 else None
+        self.reference = FrozenReference(policy) if config.uses_reference else None
         self.generator = torch.Generator().manual_seed(seed)
 
     @property
@@ -224,10 +244,13 @@ class PPOLearner:
             kl = torch.zeros_like(rewards)
             if self.reference is not None:
                 kl = (old_logprobs - self.reference.logprobs(batch, self.temperature)) * mask
-                rewards = rewards - config.kl_coef * kl
+                rewards = rewards - self._kl_coefs(kept, batch) * kl
             advantages, returns = gae(rewards, old_values, mask, config.gamma, config.lam)
             if config.whiten_advantages:
                 advantages = masked_whiten(advantages, mask) * mask
+            if config.turn_pg_weight is not None:
+                turns = token_turns(kept, mask.shape[1])
+                advantages = advantages * per_turn(config.turn_pg_weight, turns).to(advantages)
         totals: dict[str, list[float]] = {"policy": [], "value": [], "clipped": []}
         for _ in range(config.epochs):
             order = torch.randperm(batch.size, generator=self.generator)
@@ -245,6 +268,11 @@ class PPOLearner:
             "charts/kl_to_reference": float(kl.sum() / mask.sum().clamp(min=1.0)),
             "charts/grad_norm": self._grad_norm,
         }
+
+    def _kl_coefs(self, episodes: Sequence[Episode], batch: Batch) -> torch.Tensor:
+        """The KL penalty of every id, (N, T-1): `kl_coef`, or its turn's `turn_kl_coef`."""
+        config = self.config
+        return id_weights(episodes, batch.loss_mask, config.kl_coef, config.turn_kl_coef)
 
     def _minibatch_step(
         self,

@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rlvr.core.jsonfiles import JSONReadError, read_json_file
 from rlvr.envs.audit.report import AuditReport
 from rlvr.envs.errors import EnvConfigError
-from rlvr.envs.jsonfiles import JSONReadError, read_json_file
 
 RATES_FILE = Path(__file__).resolve().parents[2] / "leaderboards" / "verifier_audit.json"
 """Where the repository keeps its published rates (shipped as `rlvr.leaderboards` data)."""

@@ -6,16 +6,19 @@ fail, and the proposer would be paid for the split. The reference runs once as a
 does (the check every task gets); then, before the solvers play:
 
 - one **probe** (`verifiers/code/replays.py`): replays of the reference's tests batched in one
-  sandbox run, every one required to give the results of the first, which must pass: the
-  first as a solver's run but with half the time of a call (`MARGIN`: a reference that passes
-  only sometimes because it runs close to the limit is refused; the whole probe also gets half
-  the memory); `PLAIN_REPLAYS` plain again (randomness, the clock's fine grain, process ids,
+  sandbox run, every one required to give the results of the first, which must pass: the first
+  as a solver's run but with half the time of a call (`MARGIN`: a reference that passes only
+  sometimes because it runs close to the limit is refused; the whole probe also gets half the
+  memory); `PLAIN_REPLAYS` plain again (randomness, the clock's fine grain, process ids,
   scheduling, system counters); two in a fresh interpreter with `PYTHONHASHSEED` 1 and 2 (the
-  hash seed, set order, a fresh memory layout); the tests in the reverse order, and each in a
-  process of its own (state kept between calls: globals, mutable defaults, caches, files); and
-  the wall clock moved ahead by a second, a minute, an hour, a day, 31 and 366 days
-  (`time.time`, `datetime.now`, `date.today`, `time.strftime`, ...). Every replay starts from
-  the run's own files. Most ill-posed references stop here, at the cost of one run.
+  hash seed, set order); `FRESH_LAYOUTS` more in a fresh interpreter each (memory addresses:
+  every fresh interpreter gets a fresh random layout, a fork keeps its parent's, so a result
+  that depends on one bit of an address passes all of them with odds of 2^-10; they repeat the
+  plain replays' checks too); the tests in the reverse order, and each in a process of its own
+  (state kept between calls: globals, mutable defaults, caches, files); and the wall clock moved
+  ahead by a second, a minute, an hour, a day, 31 and 366 days (`time.time`, `datetime.now`,
+  `date.today`, `time.strftime`, ...). Every replay starts from the run's own files. Most
+  ill-posed references stop here, at the cost of one run.
 - `IDENTICAL_RUNS` more runs exactly like a solver's: the same request to the same pool, so
   the reference cannot tell them from the solvers' runs (a probe replay it might), and spread
   over the pool's workers (a worker's own memory layout).
@@ -30,7 +33,7 @@ working directory's files, the emptied /tmp and /dev/shm, the absent network.
 
 Randomness can only be made unprofitable, not ruled out: a reference passing each run with
 probability q is paid only if it passes every run, and its expected reward with 4 solvers is at
-most 0.017 counting the probe's replays (0.032 counting only the 1 + 4 + 6 runs a reference
+most 0.016 counting the probe's replays (0.032 counting only the 1 + 4 + 6 runs a reference
 cannot tell from a solver's), against 0.23 with the single run of before (docs/multiagent.md).
 """
 
@@ -55,11 +58,12 @@ from rlvr.verifiers.code.verifier import HARNESS_SOURCE, RUN_OUTPUT, UnitTestVer
 from rlvr.verifiers.types import Task, Verdict
 
 REPLAY_PROGRAM = Path(replay_program.__file__).read_text(encoding="utf-8")
-PLAIN_REPLAYS = 10
+PLAIN_REPLAYS = 4
 IDENTICAL_RUNS = 4
 CONFIRMING_RUNS = 6
 MARGIN = 0.5
 HASH_SEEDS = (1, 2)
+FRESH_LAYOUTS = 8
 CLOCK_SHIFTS = {
     "a second": 1.0,
     "a minute": 60.0,
@@ -202,6 +206,14 @@ def _replays(count: int, with_neighbours: bool) -> list[_Replay]:
                 {"fresh": True, "hash_seed": seed, **changes},
             )
             for seed in HASH_SEEDS
+        ),
+        *(
+            _Replay(
+                "in a fresh interpreter (a result depends on memory addresses, randomness or "
+                "the clock)",
+                {"fresh": True, **changes},
+            )
+            for _ in range(FRESH_LAYOUTS)
         ),
         _Replay(
             "with the tests in the reverse order (a result depends on state kept between "

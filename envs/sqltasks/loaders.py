@@ -14,8 +14,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from rlvr.core.jsonfiles import JSONReadError, read_json_file
 from rlvr.envs.errors import DatasetError
-from rlvr.envs.jsonfiles import JSONReadError, read_json_file
 from rlvr.envs.sqltasks.generate import SQLTasks
 from rlvr.envs.tasks import ListSource, check_text, read_jsonl
 from rlvr.verifiers.sql.catalog import FolderCatalog, lookup

@@ -3,6 +3,8 @@ itself, with the right/wrong mix asked for, and only the replies to learn are tr
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import sys
 from pathlib import Path
 
@@ -97,3 +99,140 @@ def test_only_the_learnt_reply_of_a_demo_is_trained(tmp_path):
     assert sum(mask) == len(second) and ids[-len(second) :] == second
     assert mask[-len(second) :] == [1] * len(second)
     assert sum(everything[1]) == len(first) + len(second)
+
+
+# --- SCoRe's stages ------------------------------------------------------------------------------
+
+
+def test_score_stage_one_pays_the_last_attempt_as_score_pays_r_y2():
+    """Stage I's env pays the final answer only: a fix earns what a right first answer earns
+    (1) and the first attempt nothing of its own; with binary feedback a right first answer is
+    kept, so this is SCoRe's r(y2)."""
+    stage_one = {**TASK.kwargs, **suite.score_stages("turn_beta")[0].env}
+
+    def rewards(seed: int, replies: list[str]) -> list[float]:
+        env = gym.make(TASK.env_id, **stage_one)
+        env.reset(seed=seed)
+        paid = [float(env.step(reply)[1]) for reply in replies]
+        env.close()
+        return paid
+
+    env = gym.make(TASK.env_id, **stage_one)
+    env.reset(seed=5)
+    right = env.unwrapped.oracle_reply()
+    env.close()
+    wrong = "The answer is \\boxed{-123456}."
+    assert rewards(5, [right]) == [1.0]
+    assert rewards(5, [wrong, right]) == [0.0, 1.0]
+    assert rewards(5, [wrong, wrong]) == [0.0, 0.0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("learner", "field"),
+    [("grpo-score@share=0.5,pg1=1", "grpo"), ("ppo-score@share=0.5,pg1=1", "ppo")],
+)
+def test_a_staged_run_trains_each_stage_on_its_env_and_config_from_the_last_weights(
+    tmp_path, learner, field
+):
+    pytest.importorskip("torch")
+    import argparse
+
+    from tests.agents.support import tiny_model
+
+    tiny_model(tmp_path / "models" / "selfcorrect")
+    settings = suite.learner_settings(learner)
+    stages = settings.pop("stages")
+    kl_field = "turn_beta" if field == "grpo" else "turn_kl_coef"
+    assert stages == suite.score_stages(kl_field)
+    assert sum(stage.share for stage in stages) == pytest.approx(1.0)
+    args = argparse.Namespace(out=str(tmp_path), seed=3, task="selfcorrect")
+    folder = tmp_path / "run"
+    first = suite._stage_trainer(args, TASK, folder, settings, stages[0], 0, None)
+    first.train_step()
+    second = suite._stage_trainer(args, TASK, folder, settings, stages[1], 1, first)
+    for trainer, stage, seed in ((first, stages[0], 3), (second, stages[1], 3 + suite.STAGE_SEED)):
+        config = trainer.config
+        assert config.envs[0].kwargs == {**TASK.kwargs, **stage.env}
+        assert config.envs[0].heldout_kwargs == dict(TASK.heldout)  # measured as every run is
+        assert getattr(config, field) == dataclasses.replace(settings[field], **stage.learner)
+        assert config.seed == seed
+    assert first.config.envs[0].kwargs["reward"] == "final"
+    pins = [getattr(getattr(trainer.config, field), kl_field)[0] for trainer in (first, second)]
+    assert pins[0] > pins[1]  # stage I pins the first attempt harder
+    assert second.policy is first.policy and second.step == first.step == 1
+    second.train_step()
+    steps = [row["step"] for row in map(json.loads, (folder / "metrics.jsonl").open())]
+    assert steps == [1, 2]  # one metrics file, its steps counting on across the stages
+
+
+def test_learners_with_several_settings_keep_them_together():
+    assert suite.split_learners("grpo@lr=1e-3,group=4,trl,ppo") == [
+        "grpo@lr=1e-3,group=4",
+        "trl",
+        "ppo",
+    ]
+    assert suite.split_learners("grpo-score@share=1,pin1=5,grpo") == [
+        "grpo-score@share=1,pin1=5",
+        "grpo",
+    ]
+
+
+def test_score_settings_rebuild_the_stages_and_are_refused_elsewhere():
+    staged = suite.learner_settings("grpo-score@share=1,pin1=5,lr=6e-4")
+    assert staged["stages"] == suite.score_stages(
+        "turn_beta", stage_one_share=1.0, stage_one_pin=5.0, stage_one_pg=0.0
+    )  # the variant's own settings stay unless named
+    assert staged["grpo"].lr == 6e-4
+    tuned = suite.score_stages("turn_beta", stage_one_share=1.0, stage_one_pg=0.0)
+    assert suite.learner_settings("grpo-score")["stages"] == tuned
+    assert tuned[0].learner == {"turn_beta": (1.0, 0.0), "turn_pg_weight": (0.0, 1.0)}
+    with pytest.raises(SystemExit, match="unknown learner setting 'pin1' in grpo"):
+        suite.learner_settings("grpo@pin1=5")
+
+
+@pytest.mark.parametrize("setting", ["share=0", "share=1.5", "bonus=2", "pin1=-1", "pg1=-0.5"])
+def test_bad_score_settings_are_refused_in_one_line(setting):
+    with pytest.raises(SystemExit, match="SCoRe: "):
+        suite.learner_settings(f"grpo-score@{setting}")
+
+
+def test_a_runs_recorded_settings_hold_its_stages_and_every_setting():
+    """A run's provenance (`run_settings`) names its recipe in full, so that runs of different
+    recipes never share a table row (the report's SAME_ROW check compares these)."""
+    pytest.importorskip("torch")
+    import learning_suite_results as results
+
+    def recorded(learner: str) -> dict:
+        return suite.run_settings("selfcorrect", learner, 90.0, 45.0)["learner"]
+
+    tuned = recorded("grpo-score")
+    stage_one = {"turn_beta": [1.0, 0.0], "turn_pg_weight": [0.0, 1.0]}
+    assert tuned["stages"] == [{"share": 1.0, "env": {"reward": "final"}, "learner": stage_one}]
+    assert tuned["grpo"]["turn_credit"] is True  # the task's own GRPO fields stay
+    assert "stages" not in recorded("grpo")
+    two = recorded("grpo-score@share=0.5,pg1=1,pin2=0.2,bonus=0.5")
+    assert [stage["share"] for stage in two["stages"]] == [0.5, 0.5]
+    assert two["stages"][1] == {
+        "share": 0.5,
+        "env": {"bonus": 0.5, "reward": "shaped"},
+        "learner": {"turn_beta": [0.2, 0.0]},
+    }
+    tweaked = recorded("grpo-score@temp=0.7,mu=4,lr=4e-4,group=8,prompts=4")
+    assert (tweaked["temperature"], tweaked["grpo"]["mu"], tweaked["grpo"]["lr"]) == (0.7, 4, 4e-4)
+    assert (tweaked["group_size"], tweaked["prompts_per_step"]) == (8, 4)
+    assert recorded("ppo-score")["stages"][0]["learner"]["turn_kl_coef"] == [1.0, 0.0]
+    where = results.first_difference(tuned, two, "settings.learner")
+    assert where is not None and where.startswith("settings.learner.stages")
+
+
+def test_the_plan_keeps_a_learners_settings_together():
+    import argparse
+
+    def plan(**flags):
+        fields = ("experiment", "tasks", "learners", "seeds", "budget", "eval_every")
+        return suite.plan(argparse.Namespace(**{key: flags.get(key) for key in fields}))
+
+    _, learners, _ = plan(tasks="selfcorrect", learners="grpo-score@share=1,pin1=5,grpo")
+    assert learners == ["grpo-score@share=1,pin1=5", "grpo"]
+    assert plan(experiment="selfcorrect", learners="grpo-score,trl")[1] == ["grpo-score", "trl"]

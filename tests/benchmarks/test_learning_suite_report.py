@@ -447,6 +447,45 @@ def test_targets_say_whether_training_raised_the_self_correction_delta(deltas, v
     row = {"figures": [("acc@t2 - acc@t1", start, suite_results.mean_interval(deltas))]}
     (line,) = report.target_lines({"selfcorrect": {"grpo": row}})
     assert line.endswith(f"| {verdict} |")
+    ours = report.target_lines({"selfcorrect": {"grpo": row, "grpo-score": row, "ppo": row}})
+    assert [line.split(" | ")[0] for line in ours] == [
+        "| self-correction delta positive after training (and raised by RL), rlvr GRPO",
+        "| self-correction delta positive after training (and raised by RL), rlvr GRPO, SCoRe",
+    ]
+
+
+def test_staged_learners_make_rows_and_one_name_never_holds_two_recipes(tmp_path, monkeypatch):
+    """Learner names with stages and @settings ("-s" in the name, "@", "=", ",") are stored,
+    read back and shown, each its own row; runs under one name with other stages are refused."""
+    learners = ("grpo", "grpo-score", "grpo-score@share=0.5,pg1=1")
+    spec = suite.Experiment(("math",), SEEDS, learners, budget=30.0, eval_every=15.0)
+    monkeypatch.setitem(suite.EXPERIMENTS, "staged", spec)
+
+    def write(pin_of_grpo_score_s2: float = 1.0) -> None:
+        for learner in learners:
+            for seed, gain in zip(SEEDS, gains_of("grpo")):
+                run = make_run("math", learner, seed, gain, "staged")
+                if learner != "grpo":
+                    pin = pin_of_grpo_score_s2 if (learner, seed) == ("grpo-score", 2) else 1.0
+                    share = 0.5 if "share=0.5" in learner else 1.0
+                    stage = {"share": share, "learner": {"turn_beta": [pin, 0.0]}}
+                    run["provenance"]["settings"]["learner"]["stages"] = [stage]
+                path = tmp_path / "staged" / "math" / f"{learner}-s{seed}.json"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps(run))
+
+    write()
+    runs = suite_results.complete_runs(tmp_path, "staged")
+    assert {learner for _, learner, _ in runs} == set(learners)
+    table = report.experiment_table("staged", runs, "x")
+    assert "| rlvr GRPO, SCoRe | 3 |" in table
+    assert "| grpo-score@share=0.5,pg1=1 | 3 |" in table
+    write(pin_of_grpo_score_s2=5.0)
+    with pytest.raises(
+        suite_results.ReportError,
+        match=r"staged/math/grpo-score-s2 .* differ in settings\.learner\.stages",
+    ):
+        report.experiment_table("staged", suite_results.complete_runs(tmp_path, "staged"), "x")
 
 
 # --- a suite's --out folder, and storing ---------------------------------------------------------

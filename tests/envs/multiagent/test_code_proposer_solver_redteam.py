@@ -279,10 +279,9 @@ def test_every_ill_posed_proposal_of_the_env_earns_the_proposer_nothing(executor
     paid = {what: got for (what, _), got in zip(proposals, played) if got[0] != 0.0}
     assert paid == {}
     refused = {what: outcome for (what, _), (_, outcome) in zip(proposals, played)}
+    # Memory addresses too: 10 fresh layouts leave a one-bit address test 2^-10 odds.
     assert all(
-        outcome in REFUSED | {"ambiguous_tests", "outside_family"}
-        for what, outcome in refused.items()
-        if "memory addresses" not in what
+        outcome in REFUSED | {"ambiguous_tests", "outside_family"} for outcome in refused.values()
     ), refused
 
 

@@ -1,0 +1,81 @@
+"""The import contracts ([tool.importlinter] in pyproject.toml: the layers, the envs without torch,
+the leaderboards on the agents' protocol layer) hold, and `.ci/lint_imports.py`, which CI runs,
+fails when one is broken.
+
+Each test checks a copy of the project's files (the check lays out build/ where it runs; a test
+writes only under its tmp_path), into which the breaking tests write modules that break a rule.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.checkout import ROOT, Repository
+from tests.conftest import require_extra
+
+
+@pytest.fixture
+def checkout(tmp_path: Path, repository: Repository) -> Path:
+    """The packages, pyproject.toml and .ci/ of the project, copied under tmp_path."""
+    require_extra("importlinter", "dev")
+    copy = tmp_path / "checkout"
+    for name in repository.files:
+        if name.endswith(".py") or name == "pyproject.toml":
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, copy / name, follow_symlinks=False)
+    return copy
+
+
+def lint_imports(checkout: Path) -> subprocess.CompletedProcess[str]:
+    script = checkout / ".ci" / "lint_imports.py"
+    command = [sys.executable, str(script), "--no-cache"]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def test_the_project_keeps_every_import_contract(checkout):
+    result = lint_imports(checkout)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Contracts: 3 kept, 0 broken." in result.stdout, result.stdout
+    analyzed = int(result.stdout.split("Analyzed ")[1].split(" files")[0])
+    assert analyzed > 250  # the whole tree: every package-dir folder was found
+
+
+def test_an_import_against_the_layers_fails_the_check_naming_the_import(checkout):
+    # an import inside a function counts: it runs whenever the function does
+    probe = "def probe():\n    from rlvr.agents import policy\n\n    return policy\n"
+    (checkout / "sandboxes" / "_layer_probe.py").write_text(probe)
+    result = lint_imports(checkout)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "rlvr.sandboxes is not allowed to import rlvr.agents" in result.stdout, result.stdout
+    assert "rlvr.sandboxes._layer_probe -> rlvr.agents.policy (l.2)" in result.stdout
+
+
+def test_a_root_module_outside_every_layer_fails_the_check(checkout):
+    (checkout / "rlvr" / "unplaced.py").write_text('"""A module no layer names."""\n')
+    result = lint_imports(checkout)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "rlvr.unplaced" in result.stdout, result.stdout  # exhaustive: every module is placed
+
+
+def test_torch_in_the_envs_fails_the_check_even_through_another_module(checkout):
+    (checkout / "envs" / "_torch_probe.py").write_text("import rlvr.verifiers._torch_probe\n")
+    (checkout / "verifiers" / "_torch_probe.py").write_text("import torch\n")
+    result = lint_imports(checkout)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "rlvr.envs is not allowed to import torch" in result.stdout, result.stdout
+    assert "rlvr.envs._torch_probe -> rlvr.verifiers._torch_probe" in result.stdout
+    assert "rlvr.verifiers is not allowed to import torch" in result.stdout
+
+
+def test_leaderboards_importing_the_trainer_fails_the_check(checkout):
+    probe = "def probe():\n    from rlvr.agents.train import Trainer\n\n    return Trainer\n"
+    (checkout / "leaderboards" / "_agents_probe.py").write_text(probe)
+    result = lint_imports(checkout)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "rlvr.leaderboards is not allowed to import rlvr.agents.train" in result.stdout
+    assert "rlvr.leaderboards._agents_probe -> rlvr.agents.train (l.2)" in result.stdout
