@@ -1,19 +1,11 @@
-"""Fixtures of the rlvr/Repo-v0 tests: a local sandbox pool per module, and the sandbox tests'
-Docker image for the Docker episodes."""
+"""Fixtures of the rlvr/Repo-v0 tests: the sandbox tests' local pool (two warm workers; skips
+without bubblewrap) as `executor`, and their Docker image for the Docker episodes."""
 
 import pytest
 
-from rlvr.sandboxes import get_executor
-from tests.sandboxes.conftest import (
-    docker_image,  # noqa: F401  (a fixture)
-    require_local_sandbox,
-)
+from tests.sandboxes.conftest import docker_image, local_executor  # noqa: F401  (fixtures)
 
 
-@pytest.fixture(scope="module")
-def executor():
-    """A local pool of two warm workers, shared by a module's tests (skips without bubblewrap)."""
-    require_local_sandbox()
-    with get_executor("local", workers=2, shared=False) as executor:
-        executor.warm_up()
-        yield executor
+@pytest.fixture
+def executor(local_executor):  # noqa: F811  (the fixture imported above)
+    return local_executor
