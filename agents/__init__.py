@@ -39,6 +39,7 @@ _LAZY = {
     "SelfPlayConfig": "rlvr.agents.selfplay",
     "GRPOConfig": "rlvr.agents.learners.grpo",
     "PPOConfig": "rlvr.agents.learners.ppo",
+    "RLOOConfig": "rlvr.agents.learners.rloo",
     "TrainConfig": "rlvr.agents.train",
 }
 
@@ -68,6 +69,7 @@ __all__ = [
     "OraclePolicy",
     "PPOConfig",
     "Policy",
+    "RLOOConfig",
     "RandomPolicy",
     "RolloutCollector",
     "Sample",

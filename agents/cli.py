@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlvr.agents.learners.base import LEARNERS
 from rlvr.config import Positive, Seed, check_numbers, cli, defer
 
 
@@ -67,9 +68,10 @@ def add_commands(subparsers: Any) -> None:
         _train_config_class,
         run_train,
         config_file=_train_config_file,
-        help="train a model with GRPO or PPO on one or more environments",
-        description="Train a transformers model with GRPO or PPO (needs the agents extra). "
-        "--lr and --micro-batch set both learners' field: the one --algo picks uses it.",
+        help=f"train a model with a learner ({', '.join(LEARNERS)}) on one or more environments",
+        description=f"Train a transformers model with {', '.join(LEARNERS)} (--algo; needs the "
+        "agents extra). --lr, --micro-batch and --kl-coef set the field of every learner that has "
+        "it: the one --algo picks uses it.",
     )
     train.add_argument(
         "--resume",

@@ -26,8 +26,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
+from rlvr.agents.learners.base import Learner
 from rlvr.agents.policy import Policy, SamplingParams, TrainablePolicy
 from rlvr.agents.rollouts import EnvSpec, Episode, _TokenActor, check_collector_args
 from rlvr.config import check_numbers
@@ -202,14 +203,6 @@ class GameCollector:
         while len(pool) <= position:
             pool.append(self._make(self.specs[spec].id, **dict(self.specs[spec].kwargs)))
         return pool[position]
-
-
-class Learner(Protocol):
-    def update(self, episodes: Sequence[Episode]) -> dict[str, float]: ...
-
-    def state_dict(self) -> dict[str, Any]: ...
-
-    def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
 
 class SeatLearners:

@@ -1,4 +1,5 @@
-"""The training loop: rollouts from one or more envs, a GRPO or PPO update, evaluation on the
+"""The training loop: rollouts from one or more envs, a learner's update (GRPO, PPO, RLOO: the
+table `rlvr.agents.learners.base.LEARNERS`), evaluation on the
 held-out split, metrics, checkpoints. `train(TrainConfig(...))` is the Python API; `rlvr train`
 the command line.
 
@@ -27,7 +28,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -44,8 +45,13 @@ from rlvr.agents.curriculum import (
 from rlvr.agents.errors import InfraErrorRateError, TrainingError
 from rlvr.agents.hf import HFPolicy, LoraSettings, _quiet_transformers
 from rlvr.agents.kinds import make_policy
-from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner
-from rlvr.agents.learners.ppo import PPOConfig, PPOLearner
+from rlvr.agents.learners.base import (
+    LEARNERS,
+    Learner,
+    RunSettings,
+    learner_choices,
+    with_learner_sections,
+)
 from rlvr.agents.metrics import MetricsLog, plot_learning_curves
 from rlvr.agents.policy import SamplingParams, TrainablePolicy
 from rlvr.agents.rollouts import EnvSpec, Episode, RolloutCollector, check_env_specs
@@ -74,12 +80,10 @@ from rlvr.config import (
 )
 from rlvr.rollout import EvalReport, MatchReport, distinct_tasks, evaluate, play_match
 
-Algo = Literal["grpo", "ppo"]
 EVAL_SEED = 1_000_003
 """First reset seed of the held-out episodes (far from the training seeds)."""
 SEAT_STATE = "learner.pt"
 """With a policy per seat: the file of a seat's checkpoint folder holding its learner's state."""
-ALGOS: tuple[str, ...] = get_args(Algo)
 CHECKPOINT_KEYS = (
     "step",
     "train_seconds",
@@ -115,8 +119,11 @@ def _read_text(path: str) -> str:
 
 
 @dataclass
+@with_learner_sections
 class TrainConfig:
-    """A training run. Learner hyperparameters live in `grpo` / `ppo`; the settings of the rollouts
+    """A training run. Each learner of the table (`LEARNERS`) has a section named after it holding
+    its hyperparameters (`grpo: GRPOConfig`, `ppo: PPOConfig`, `rloo: RLOOConfig`), added after
+    the fields below; `algo` picks the one that trains. The settings of the rollouts
     (temperature, completion budget, seed) live here only and are given to the learner."""
 
     envs: Sequence[EnvSpec] = field(
@@ -126,8 +133,9 @@ class TrainConfig:
     --env ID[=WEIGHT], repeated to mix envs; --kwargs/--heldout-kwargs (JSON) apply to each."""
     model: str
     """Hub id or local folder of the starting model."""
-    algo: Algo = "grpo"
-    """The learner: "grpo" (settings in `grpo`) or "ppo" (settings in `ppo`)."""
+    algo: str = field(default="grpo", metadata=cli(help=learner_choices, metavar="NAME"))
+    """The learner (a name of `LEARNERS`); its settings are the section of that name (`--rloo.lr`,
+    `[rloo]`)."""
     output_dir: str = field(default="runs/train", metadata=cli("--out"))
     """Where the config, metrics, plots, checkpoints and the final model go."""
     steps: int = 100
@@ -135,7 +143,7 @@ class TrainConfig:
     prompts_per_step: int = field(default=8, metadata=cli("--prompts"))
     """Tasks per step."""
     group_size: int = 8
-    """Episodes per task (GRPO's G; PPO works with 1 or more)."""
+    """Episodes per task (GRPO's G; PPO works with 1 or more; RLOO's k)."""
     max_new_tokens: int = 64
     """Longest reply per turn, in tokens."""
     max_turns: int | None = None
@@ -213,23 +221,17 @@ class TrainConfig:
     `self_play.policy_per_seat` each seat has a policy of its own) and each seat's episode trains
     it on that seat's own tokens; held-out evaluation is the win rate against
     `self_play.eval_opponent`. `--self-play` turns it on with the defaults."""
-    grpo: GRPOConfig = field(default_factory=GRPOConfig)
-    """GRPO hyperparameters (used when algo="grpo")."""
-    ppo: PPOConfig = field(default_factory=PPOConfig)
-    """PPO hyperparameters (used when algo="ppo")."""
 
     def __post_init__(self) -> None:
         check_numbers(self)
         self.envs = tuple(EnvSpec(spec) if isinstance(spec, str) else spec for spec in self.envs)
         if not self.envs:
             raise ValueError("envs is empty; give at least one EnvSpec('rlvr/Math-v0')")
-        if self.algo not in ALGOS:
-            raise ValueError(f"algo must be one of {ALGOS}, got {self.algo!r}")
+        if self.algo not in LEARNERS:
+            raise ValueError(f"algo must be one of {tuple(LEARNERS)}, got {self.algo!r}")
         for name in ("steps", "prompts_per_step", "group_size", "max_new_tokens", "eval_episodes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.algo == "grpo" and self.group_size < 2:
-            raise ValueError("GRPO compares episodes within a group: set group_size >= 2 (e.g. 8)")
         if self.eval_every < 0 or self.save_every < 0:
             raise ValueError("eval_every and save_every must be >= 0 (0: only at the end)")
         if self.max_turns is not None and self.max_turns < 1:
@@ -250,12 +252,6 @@ class TrainConfig:
                 "and the first step turns weights into NaN): use 'bfloat16' or 'float32', or LoRA "
                 "(its adapters train in float32 on a float16 model)"
             )
-        episodes = self.prompts_per_step * self.group_size
-        if self.algo == "ppo" and self.ppo.minibatches > episodes:
-            raise ValueError(
-                f"ppo.minibatches={self.ppo.minibatches} is more than the {episodes} episodes of a "
-                "step (prompts_per_step x group_size): lower it or raise the batch"
-            )
         if not 0.0 <= self.max_infra_error_rate <= 1.0:
             raise ValueError(
                 "max_infra_error_rate must be in [0, 1] (a share of episodes; 1.0 never stops), "
@@ -265,11 +261,6 @@ class TrainConfig:
             raise ValueError(f"infra_error_window must be >= 1 step, got {self.infra_error_window}")
         if self.max_sampling_rounds < 1:
             raise ValueError(f"max_sampling_rounds must be >= 1, got {self.max_sampling_rounds}")
-        if self.algo == "grpo" and self.grpo.overlong_buffer >= self.max_new_tokens:
-            raise ValueError(
-                f"grpo.overlong_buffer ({self.grpo.overlong_buffer}) must be below max_new_tokens "
-                f"({self.max_new_tokens}): the penalty ramps over the last ids of a reply's budget"
-            )
         if self.dynamic_sampling and self.async_rollouts:
             raise ValueError(
                 "dynamic_sampling refills a step synchronously: use it without async_rollouts"
@@ -286,11 +277,7 @@ class TrainConfig:
                 f"max_policy_lag must be >= 1 (0 is synchronous: async_rollouts=False), got "
                 f"{self.max_policy_lag}"
             )
-        if self.async_rollouts and self.algo != "grpo":
-            raise ValueError(
-                "async_rollouts corrects stale rollouts in the GRPO loss only: use algo='grpo', "
-                "or async_rollouts=False with PPO"
-            )
+        LEARNERS[self.algo].check_run(self.algo_config(), self.run_settings(), self.async_rollouts)
         if self.threads is not None and self.threads < 1:
             raise ValueError("threads must be >= 1, or None to leave torch's default")
         if self.eval_suite is not None:
@@ -315,6 +302,21 @@ class TrainConfig:
             top_p=self.top_p,
             max_new_tokens=self.max_new_tokens,
             stop=self.stop,
+        )
+
+    def algo_config(self) -> Any:
+        """The config of the learner `algo` names: its section (`self.grpo` for "grpo")."""
+        return getattr(self, self.algo)
+
+    def run_settings(self) -> RunSettings:
+        """The run's settings the learner is given."""
+        return RunSettings(
+            temperature=self.temperature,
+            max_new_tokens=self.max_new_tokens,
+            completion_budget=self.completion_budget,
+            seed=self.seed,
+            group_size=self.group_size,
+            episodes_per_step=self.prompts_per_step * self.group_size,
         )
 
     @property
@@ -366,7 +368,7 @@ class Trainer:
         self.seat_policies = self._seat_policies()
         """With `self_play.policy_per_seat`, seat -> its policy (`policy` is the first seat's);
         else empty."""
-        self.learner: GRPOLearner | PPOLearner | SeatLearners = (
+        self.learner: Learner = (
             SeatLearners({seat: self._make_learner(p) for seat, p in self.seat_policies.items()})
             if self.seat_policies
             else self._make_learner(self.policy)
@@ -419,18 +421,10 @@ class Trainer:
         """The trained models by the folder they are saved in: `model`, or one per seat."""
         return self.seat_policies or {"model": self.policy}
 
-    def _make_learner(self, policy: TrainablePolicy) -> GRPOLearner | PPOLearner:
-        """The learner of `algo` for `policy`, given the rollout settings it depends on."""
+    def _make_learner(self, policy: TrainablePolicy) -> Learner:
+        """The learner of `algo` for `policy`, given the run settings it depends on."""
         config = self.config
-        if config.algo == "grpo":
-            return GRPOLearner(
-                policy,
-                config.grpo,
-                temperature=config.temperature,
-                completion_budget=config.completion_budget,
-                max_new_tokens=config.max_new_tokens,
-            )
-        return PPOLearner(policy, config.ppo, temperature=config.temperature, seed=config.seed)
+        return LEARNERS[config.algo].make(policy, config.algo_config(), config.run_settings())
 
     def _sampler(self) -> TrainablePolicy:
         """The policy the rollouts sample from: the learner's own; with async rollouts a copy

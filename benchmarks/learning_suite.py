@@ -286,9 +286,9 @@ PPO_GEOMETRY = {"prompts_per_step": 32, "group_size": 4}
 
 
 def learner_settings(name: str, lr: float | None = None) -> dict[str, Any]:
-    """TrainConfig fields of one of our learners (`grpo`, `ppo`, and the variants measured for
-    the features: `grpo-base` is GRPO without them; `grpo-score` and `ppo-score` train in
-    SCoRe's stages, under the key "stages") at learning rate `lr` (None: `LR`).
+    """TrainConfig fields of one of our learners (`grpo`, `ppo`, `rloo`, and the variants
+    measured for the features: `grpo-base` is GRPO without them; `grpo-score` and `ppo-score`
+    train in SCoRe's stages, under the key "stages") at learning rate `lr` (None: `LR`).
     `NAME@lr=X,group=G,prompts=P,temp=T` changes the learning rate, the batch geometry and the
     rollouts' sampling temperature of any of them (`mu=M`: GRPO's passes per batch); a SCoRe
     learner also takes `share`, `pin1`, `pin2`, `bonus`, `pg1` (`score_stages`'s
@@ -363,6 +363,7 @@ def _variant(name: str, lr: float) -> dict[str, Any]:
     from rlvr.agents.curriculum import CurriculumConfig
     from rlvr.agents.learners.grpo import GRPOConfig
     from rlvr.agents.learners.ppo import PPOConfig
+    from rlvr.agents.learners.rloo import RLOOConfig
 
     base = {"algo": "grpo", **GRPO_GEOMETRY, "grpo": GRPOConfig(lr=lr)}
     variants: dict[str, dict[str, Any]] = {
@@ -372,6 +373,8 @@ def _variant(name: str, lr: float) -> dict[str, Any]:
         "grpo-overlong": {**base, "grpo": GRPOConfig(lr=lr, overlong_buffer=4)},
         "grpo-curriculum": {**base, "curriculum": CurriculumConfig(levels=(1, 2), window=256)},
         "ppo": {"algo": "ppo", **PPO_GEOMETRY, "ppo": PPOConfig(lr=lr)},
+        # GRPO's geometry and dynamic sampling: the two differ only in the update
+        "rloo": {**base, "algo": "rloo", "dynamic_sampling": True, "rloo": RLOOConfig(lr=lr)},
     }
     # SCoRe's stage I (`score_stages`, built by `learner_settings`) as tuned on seeds 0-2 of the
     # self-correction task (docs/agents.md): the whole budget, the second attempt alone trained
@@ -390,7 +393,7 @@ def _variant(name: str, lr: float) -> dict[str, Any]:
     return variants[name]
 
 
-LABELS = {"grpo": "rlvr GRPO", "ppo": "rlvr PPO", "trl": "TRL GRPOTrainer"}
+LABELS = {"grpo": "rlvr GRPO", "ppo": "rlvr PPO", "rloo": "rlvr RLOO", "trl": "TRL GRPOTrainer"}
 
 
 @dataclass(frozen=True)
@@ -1782,10 +1785,10 @@ def main() -> None:
     )
     parser.add_argument(
         "--learners",
-        help="comma-separated: grpo, ppo, trl, or a variant (grpo-base, grpo-ds, grpo-overlong, "
-        "grpo-curriculum; grpo-score and ppo-score train in SCoRe's stages), each optionally "
-        "NAME@lr=X,group=G,prompts=P,temp=T (GRPO also mu=M; a SCoRe learner also share, pin1, "
-        "pin2, bonus, pg1) (default: grpo,ppo,trl)",
+        help="comma-separated: grpo, ppo, rloo, trl, or a variant (grpo-base, grpo-ds, "
+        "grpo-overlong, grpo-curriculum; grpo-score and ppo-score train in SCoRe's stages), "
+        "each optionally NAME@lr=X,group=G,prompts=P,temp=T (GRPO also mu=M; a SCoRe learner "
+        "also share, pin1, pin2, bonus, pg1) (default: grpo,ppo,trl)",
     )
     parser.add_argument("--seeds", help="comma-separated integers (default: 0,1,2)")
     parser.add_argument(

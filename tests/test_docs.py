@@ -161,6 +161,7 @@ def _tiny_model_and_sandbox(workdir: Path) -> None:
 
 
 PAGE_SETUP: dict[str, Callable[[Path], None]] = {
+    "CONTRIBUTING.md": _tiny_model,  # the "Adding a learner" walk-through trains a step
     "docs/agents.md": _tiny_model,
     "docs/code.md": _local_sandbox,
     "docs/integrations.md": _tiny_model_and_sandbox,

@@ -54,6 +54,13 @@ class Batch:
         )
 
 
+def judged_episodes(episodes: Sequence[Episode]) -> tuple[list[Episode], dict[str, float]]:
+    """The episodes without an infrastructure error (their reward measured nothing), and the
+    metric counting those left out (`rollout/infra_errors`)."""
+    kept = [episode for episode in episodes if not episode.infra_error]
+    return kept, {"rollout/infra_errors": float(len(episodes) - len(kept))}
+
+
 def make_batch(episodes: Sequence[Episode], pad_id: int, device: torch.device | str) -> Batch:
     """Pack episodes (infra errors already dropped) into a right-padded `Batch`."""
     if not episodes:

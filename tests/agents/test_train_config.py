@@ -18,8 +18,10 @@ torch = pytest.importorskip("torch")
 
 from rlvr.agents.errors import TrainingError  # noqa: E402
 from rlvr.agents.hf import HFPolicy, LoraSettings  # noqa: E402
+from rlvr.agents.learners.base import LEARNERS  # noqa: E402
 from rlvr.agents.learners.grpo import GRPOConfig  # noqa: E402
 from rlvr.agents.learners.ppo import PPOConfig  # noqa: E402
+from rlvr.agents.learners.rloo import RLOOConfig  # noqa: E402
 from rlvr.agents.metrics import read_metrics  # noqa: E402
 from rlvr.agents.rollouts import EnvSpec  # noqa: E402
 from rlvr.agents.tiny import TinyConfig, TinyModelConfig, WarmStartConfig  # noqa: E402
@@ -55,7 +57,8 @@ def test_every_field_has_a_generated_flag(command):
     cls = {"train": TrainConfig, "tiny": TinyConfig}[command]
     wanted = {"--" + path.replace("_", "-") for path in field_paths(cls)}
     # tables are reached through their fields (--grpo.lr); each env's id comes from --env ID
-    wanted -= {"--grpo", "--ppo", "--envs.id"} if command == "train" else {"--model"}
+    sections = {f"--{name}" for name in LEARNERS}
+    wanted -= {*sections, "--envs.id"} if command == "train" else {"--model"}
     assert wanted <= flags, wanted - flags
 
 
@@ -123,12 +126,13 @@ def test_todays_flag_names_keep_their_meaning(tmp_path):
             micro_batch_size=4,
         ),
         ppo=PPOConfig(lr=1e-3, value_model="critic", kl_coef=0.01, epochs=3, micro_batch_size=4),
+        rloo=RLOOConfig(lr=1e-3, kl_coef=0.01, micro_batch_size=4),  # a learner since: shared
     )
 
 
-def test_lr_sets_both_learners_and_a_specific_flag_wins():
+def test_lr_sets_every_learner_and_a_specific_flag_wins():
     config = parsed("--env", "e", "--model", "m", "--lr", "0.5", "--ppo.lr", "0.25")
-    assert (config.grpo.lr, config.ppo.lr) == (0.5, 0.25)
+    assert (config.grpo.lr, config.ppo.lr, config.rloo.lr) == (0.5, 0.25, 0.5)
 
 
 def test_a_file_with_flags_over_it(tmp_path):

@@ -15,8 +15,10 @@ torch = pytest.importorskip("torch")
 from rlvr.agents import SamplingParams  # noqa: E402
 from rlvr.agents.errors import InfraErrorRateError, TrainingError  # noqa: E402
 from rlvr.agents.hf import HFPolicy, LoraSettings  # noqa: E402
+from rlvr.agents.learners.base import LEARNERS  # noqa: E402
 from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner  # noqa: E402
 from rlvr.agents.learners.ppo import PPOConfig  # noqa: E402
+from rlvr.agents.learners.rloo import RLOOConfig  # noqa: E402
 from rlvr.agents.metrics import read_metrics  # noqa: E402
 from rlvr.agents.rollouts import EnvSpec, RolloutCollector, check_env_specs  # noqa: E402
 from rlvr.agents.selfplay import SelfPlayConfig  # noqa: E402
@@ -50,6 +52,8 @@ def training_rows(path):
         {"algo": "ppo", "ppo": PPOConfig(lr=1e-3, value_model="critic", kl_coef=0.05)},
         {"algo": "grpo", "envs": [EnvSpec("test/RetryDigits-v0")]},
         {"algo": "ppo", "envs": [EnvSpec("test/RetryDigits-v0")]},
+        {"algo": "rloo", "rloo": RLOOConfig(lr=1e-3, kl_coef=0.05, micro_batch_size=5)},
+        {"algo": "rloo", "envs": [EnvSpec("test/RetryDigits-v0")]},
     ],
     ids=[
         "grpo-dapo",
@@ -59,6 +63,8 @@ def training_rows(path):
         "ppo-critic-kl",
         "grpo-2turn",
         "ppo-2turn",
+        "rloo-kl-micro",
+        "rloo-2turn",
     ],
 )
 def test_every_trainable_parameter_changes_and_losses_are_finite(tiny_path, tmp_path, overrides):
@@ -81,9 +87,8 @@ def test_every_trainable_parameter_changes_and_losses_are_finite(tiny_path, tmp_
     assert metrics["rollout/episodes"] == 12
     if "envs" in overrides:
         assert metrics["rollout/turns"] > 1
-    assert (
-        metrics["charts/sampler_logprob_gap" if overrides["algo"] == "grpo" else "losses/value"] < 1
-    )
+    sanity = {"grpo": "charts/sampler_logprob_gap", "ppo": "losses/value", "rloo": "losses/kl"}
+    assert abs(metrics[sanity[overrides["algo"]]]) < 1
 
 
 def test_lora_training_changes_only_the_adapters(tiny_path, tmp_path):
@@ -119,8 +124,9 @@ def test_a_float16_model_trains_its_lora_adapters_without_nans(tiny_path, tmp_pa
     [
         {"algo": "grpo", "grpo": GRPOConfig(lr=1e-3, beta=0.05, mu=2, micro_batch_size=5)},
         {"algo": "ppo", "ppo": PPOConfig(lr=1e-3, kl_coef=0.05, minibatches=2)},
+        {"algo": "rloo", "rloo": RLOOConfig(lr=1e-3, kl_coef=0.05)},
     ],
-    ids=["grpo", "ppo"],
+    ids=["grpo", "ppo", "rloo"],
 )
 def test_resume_continues_bit_for_bit(tiny_path, tmp_path, overrides):
     straight = config(tiny_path, tmp_path / "a", steps=4, save_every=2, **overrides)
@@ -785,8 +791,9 @@ def test_each_rollout_setting_has_one_owner():
     """Temperature, completion budget and seed belonged to both the run and the learner configs,
     and `TrainConfig.learner_config()` silently overwrote the learner's copy."""
     run = {field.name for field in dataclasses.fields(TrainConfig)} | {"completion_budget"}
-    for learner in (GRPOConfig, PPOConfig):
-        assert not run & {field.name for field in dataclasses.fields(learner)}, learner
+    for kind in LEARNERS.values():
+        fields = {field.name for field in dataclasses.fields(kind.config_class)}
+        assert not run & fields, kind.name
     assert not hasattr(TrainConfig, "learner_config")
 
 
@@ -799,6 +806,8 @@ def test_the_learner_gets_the_runs_rollout_settings_and_its_config_as_given(tiny
     ppo = Trainer(run).learner
     assert ppo.temperature == 0.7 and ppo.config is run.ppo
     assert torch.equal(ppo.generator.get_state(), torch.Generator().manual_seed(5).get_state())
+    rloo = Trainer(dataclasses.replace(run, algo="rloo")).learner
+    assert rloo.temperature == 0.7 and rloo.config is run.rloo
 
 
 def test_held_out_evaluation_asks_each_task_once_and_reports_its_standard_error(
