@@ -171,7 +171,7 @@ class _RecordingPolicy:
 
 
 def test_builtin_suites_load_and_pin_versions() -> None:
-    assert builtin_suite_names() == ["all", "code", "demo", "math", "sql", "web"]
+    assert builtin_suite_names() == ["all", "code", "demo", "math", "repo", "sql", "web"]
     ids = {}
     for name in builtin_suite_names():
         suite = load_suite(name)
@@ -180,8 +180,11 @@ def test_builtin_suites_load_and_pin_versions() -> None:
         assert all(env.kwargs.get("split") == "test" for env in suite.envs)
     assert ids["math"] == ["rlvr/Math-v0"]
     assert ids["code"] == ["rlvr/Code-v0"]
+    assert ids["repo"] == ["rlvr/Repo-v0"]
     assert ids["demo"] == ["rlvr/Math-v0"]  # the main job's suite: easy held-out math
-    assert set(ids["all"]) == {i for name in ("math", "sql", "code", "web") for i in ids[name]}
+    assert set(ids["all"]) == {
+        i for name in ("math", "sql", "code", "web", "repo") for i in ids[name]
+    }
     assert load_suite("math").pass_at_k == (1, 4)
 
 
