@@ -1482,7 +1482,9 @@ def _stage_trainer(
     from rlvr.agents.rollouts import EnvSpec
     from rlvr.agents.train import TrainConfig, Trainer
 
+    settings = dict(settings)
     algo = settings["algo"]
+    temperature = settings.pop("temperature", 1.0)  # `NAME@temp=`: the rollouts' sampling
     env = EnvSpec(
         task.env_id, kwargs={**task.kwargs, **stage.env}, heldout_kwargs=dict(task.heldout)
     )
@@ -1491,7 +1493,7 @@ def _stage_trainer(
         model=str(model_folder(Path(args.out), args.task)),
         output_dir=str(folder),
         steps=10**9,
-        sampling=SamplingParams(max_new_tokens=task.max_new_tokens),
+        sampling=SamplingParams(temperature=temperature, max_new_tokens=task.max_new_tokens),
         max_turns=task.max_turns,
         seed=args.seed + number * STAGE_SEED,
         eval_episodes=8,
