@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.agents.learners.base import LEARNERS
+from rlvr.agents.policy import SamplingParams
 from rlvr.config import Positive, Seed, check_numbers, cli, defer
 
 
@@ -41,9 +42,19 @@ class EvalConfig:
     seed: Seed = 0
     """Seed of the first task (task i uses seed + i)."""
     samples: Positive = 1
-    """Samples per task (pass@k)."""
+    """Samples per task (pass@k; more than 1 needs --temperature > 0)."""
+    distinct: bool = False
+    """Play `episodes` distinct tasks: skip a seed whose task an earlier episode posed, as
+    training's held-out evaluation picks its tasks (it starts at --seed 1000003 on the test
+    split: --kwargs '{"split": "test"}')."""
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     """`gym.make` keyword arguments of the env (JSON on the command line)."""
+    sampling: SamplingParams = field(default_factory=lambda: SamplingParams(temperature=0.0))
+    """How the agent's replies are sampled (`[sampling]` in a file; the flags of `rlvr train`).
+    Greedy by default, as training's held-out evaluation; a model agent (hf:, openai:) reads
+    it, a scripted one ignores it."""
+    batch_size: Positive = 16
+    """Episodes per generate call."""
     traces: str | None = None
     """Write every episode as JSON lines to this file."""
     progress: bool = True
@@ -56,6 +67,7 @@ class EvalConfig:
 
     def __post_init__(self) -> None:
         check_numbers(self)
+        self.sampling.check_samples(self.samples, "give --temperature > 0, e.g. --temperature 1")
 
 
 def add_commands(subparsers: Any) -> None:
@@ -168,16 +180,24 @@ def run_eval(config: EvalConfig, args: argparse.Namespace) -> int:
 
 
 def _evaluate(config: EvalConfig, policy: Any) -> Any:
-    from rlvr.rollout import evaluate
+    from rlvr.rollout import distinct_tasks, evaluate
     from rlvr.workers import env_workers
 
+    seeds = None
+    if config.distinct:
+        seeds = distinct_tasks(
+            config.env_id, config.episodes, env_kwargs=config.kwargs, seed=config.seed
+        )
     with env_workers(config.ray, config.env_workers) as workers:
         return evaluate(
             config.env_id,
             policy,
-            episodes=config.episodes,
+            episodes=len(seeds) if seeds is not None else config.episodes,
             seed=config.seed,
+            seeds=seeds,
             samples_per_task=config.samples,
+            batch_size=config.batch_size,
+            sampling=config.sampling,
             env_kwargs=config.kwargs,
             progress=config.progress,
             env_host=workers.host if workers is not None else None,

@@ -25,7 +25,7 @@ import shutil
 import time
 import warnings
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -114,6 +114,10 @@ it runs, how often it evaluates and saves, and what it shows. Any other differen
 learner, sampling, seed, ...) is refused, so that the run stays the one its config describes."""
 
 
+OLD_SAMPLING_KEYS = ("max_new_tokens", "temperature", "top_p", "stop")
+"""Top-level keys of a `config.toml` written before they moved into its `[sampling]` table."""
+
+
 def _read_text(path: str) -> str:
     return read_text_file(path, "chat template")
 
@@ -123,8 +127,8 @@ def _read_text(path: str) -> str:
 class TrainConfig:
     """A training run. Each learner of the table (`LEARNERS`) has a section named after it holding
     its hyperparameters (`grpo: GRPOConfig`, `ppo: PPOConfig`, `rloo: RLOOConfig`), added after
-    the fields below; `algo` picks the one that trains. The settings of the rollouts
-    (temperature, completion budget, seed) live here only and are given to the learner."""
+    the fields below; `algo` picks the one that trains. The settings of the rollouts (`sampling`,
+    the completion budget, the seed) live here only and are given to the learner."""
 
     envs: Sequence[EnvSpec] = field(
         metadata=cli("--env", parse=EnvSpec.parse, metavar="ID[=WEIGHT]")
@@ -144,16 +148,13 @@ class TrainConfig:
     """Tasks per step."""
     group_size: int = 8
     """Episodes per task (GRPO's G; PPO works with 1 or more; RLOO's k)."""
-    max_new_tokens: int = 64
-    """Longest reply per turn, in tokens."""
+    sampling: SamplingParams = field(default_factory=lambda: SamplingParams(max_new_tokens=64))
+    """How the rollouts are sampled (`[sampling]` in a file; `--temperature`, `--top-p`,
+    `--top-k`, `--max-new-tokens`, `--stop` on the command line, as in `rlvr eval` and
+    `rlvr bench`). The temperature must be > 0; held-out evaluation decodes greedily with the
+    rest of it. The run's `seed` drives sampling, so `sampling.seed` stays unset."""
     max_turns: int | None = None
     """Cut episodes after this many replies (None: the env decides)."""
-    temperature: float = 1.0
-    """Sampling temperature of the rollouts."""
-    top_p: float = 1.0
-    """Nucleus sampling of the rollouts."""
-    stop: tuple[str, ...] = ()
-    """Stop strings that end a reply."""
     eval_every: int = 10
     """Evaluate on the held-out split every this many steps (0: only before and after)."""
     eval_episodes: int = 100
@@ -222,6 +223,16 @@ class TrainConfig:
     it on that seat's own tokens; held-out evaluation is the win rate against
     `self_play.eval_opponent`. `--self-play` turns it on with the defaults."""
 
+    @staticmethod
+    def from_older(data: Mapping[str, Any]) -> dict[str, Any]:
+        """File data of a run written before the `[sampling]` table, whose rollout settings were
+        top-level keys, in today's layout (so that such a run still resumes)."""
+        moved = {key: data[key] for key in OLD_SAMPLING_KEYS if key in data}
+        if not moved or not isinstance(data.get("sampling", {}), Mapping):
+            return dict(data)
+        rest = {key: value for key, value in data.items() if key not in moved}
+        return {**rest, "sampling": {**moved, **data.get("sampling", {})}}
+
     def __post_init__(self) -> None:
         check_numbers(self)
         self.envs = tuple(EnvSpec(spec) if isinstance(spec, str) else spec for spec in self.envs)
@@ -229,19 +240,24 @@ class TrainConfig:
             raise ValueError("envs is empty; give at least one EnvSpec('rlvr/Math-v0')")
         if self.algo not in LEARNERS:
             raise ValueError(f"algo must be one of {tuple(LEARNERS)}, got {self.algo!r}")
-        for name in ("steps", "prompts_per_step", "group_size", "max_new_tokens", "eval_episodes"):
+        for name in ("steps", "prompts_per_step", "group_size", "eval_episodes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.eval_every < 0 or self.save_every < 0:
             raise ValueError("eval_every and save_every must be >= 0 (0: only at the end)")
         if self.max_turns is not None and self.max_turns < 1:
             raise ValueError("max_turns must be >= 1, or None to let the env decide")
-        if self.temperature <= 0:
-            raise ValueError("temperature must be > 0: RL trains on sampled replies")
+        if self.sampling.temperature <= 0:
+            raise ValueError(
+                "sampling.temperature must be > 0: RL trains on sampled replies (e.g. "
+                "--temperature 1; held-out evaluation is greedy either way)"
+            )
+        if self.sampling.seed is not None:
+            raise ValueError(
+                "sampling.seed is unused in training (the run's seed drives sampling): remove it"
+            )
         if self.time_budget is not None and self.time_budget <= 0:
             raise ValueError("time_budget must be > 0 seconds, or None")
-        self.sampling()  # validates temperature, top_p, max_new_tokens and stop
-        self.stop = tuple(self.stop)
         if self.dtype not in (None, "float32", "bfloat16", "float16"):
             raise ValueError(
                 f"dtype must be 'float32', 'bfloat16', 'float16' or None, got {self.dtype!r}"
@@ -295,14 +311,11 @@ class TrainConfig:
                 "pi, pi_old and pi_ref are the same function): set LoraSettings(dropout=0.0)"
             )
 
-    def sampling(self) -> SamplingParams:
-        """How rollouts are sampled."""
-        return SamplingParams(
-            temperature=self.temperature,
-            top_p=self.top_p,
-            max_new_tokens=self.max_new_tokens,
-            stop=self.stop,
-        )
+    @property
+    def eval_sampling(self) -> SamplingParams:
+        """How held-out evaluation samples: greedily, with the rollouts' other settings (what
+        `rlvr eval --temperature 0` with the same `--max-new-tokens` and `--stop` reproduces)."""
+        return dataclasses.replace(self.sampling, temperature=0.0)
 
     def algo_config(self) -> Any:
         """The config of the learner `algo` names: its section (`self.grpo` for "grpo")."""
@@ -311,8 +324,8 @@ class TrainConfig:
     def run_settings(self) -> RunSettings:
         """The run's settings the learner is given."""
         return RunSettings(
-            temperature=self.temperature,
-            max_new_tokens=self.max_new_tokens,
+            temperature=self.sampling.temperature,
+            max_new_tokens=self.sampling.max_new_tokens,
             completion_budget=self.completion_budget,
             seed=self.seed,
             group_size=self.group_size,
@@ -323,7 +336,7 @@ class TrainConfig:
     def completion_budget(self) -> int:
         """The most ids an episode may generate: `max_new_tokens` per reply times `max_turns`
         (one reply when the env decides the turns)."""
-        return self.max_new_tokens * (self.max_turns or 1)
+        return self.sampling.max_new_tokens * (self.max_turns or 1)
 
     def to_dict(self) -> dict[str, Any]:
         """The config as `config.toml` holds it (objects a file cannot hold as their repr)."""
@@ -373,7 +386,7 @@ class Trainer:
             if self.seat_policies
             else self._make_learner(self.policy)
         )
-        self.sampling = config.sampling()
+        self.sampling = config.sampling
         # With a curriculum, each env is played through one rollout spec per level.
         self.rollout_specs, self.spec_levels = rollout_specs(config.envs, config.curriculum)
         self.curricula = (
@@ -593,7 +606,7 @@ class Trainer:
         over the distinct tasks asked), and their weighted mean. With a policy per seat, each
         seat's model plays from its own seat, its figures logged under the seat
         (`eval/player_0/success_rate`) and their mean over the seats under the usual keys."""
-        sampling = dataclasses.replace(self.sampling, temperature=0.0)
+        sampling = self.config.eval_sampling
         if self.eval_suite is not None:
             row = self._suite_figures(self.eval_suite, self.policy)
         elif self.seat_policies:
@@ -876,7 +889,9 @@ class Trainer:
         describes."""
         changed = [
             f"{key} {before!r} (now {after!r})"
-            for key, before, after in differences(TrainConfig, saved, self.config.to_dict())
+            for key, before, after in differences(
+                TrainConfig, TrainConfig.from_older(saved), self.config.to_dict()
+            )
             if key.split(".")[0] not in MAY_CHANGE_ON_RESUME
         ]
         if changed:

@@ -123,6 +123,7 @@ def run_worker(args: argparse.Namespace) -> dict:
 
 def run_ours(args: argparse.Namespace) -> tuple[list[float], list[float]]:
     from rlvr.agents.learners.grpo import GRPOConfig
+    from rlvr.agents.policy import SamplingParams
     from rlvr.agents.rollouts import EnvSpec
     from rlvr.agents.train import TrainConfig, Trainer
 
@@ -133,7 +134,7 @@ def run_ours(args: argparse.Namespace) -> tuple[list[float], list[float]]:
         steps=args.steps,
         prompts_per_step=args.prompts,
         group_size=args.generations,
-        max_new_tokens=args.max_new_tokens,
+        sampling=SamplingParams(max_new_tokens=args.max_new_tokens),
         tensorboard=False,
         plot=False,
         progress=False,

@@ -172,6 +172,7 @@ def heldout_success(args: argparse.Namespace, policy: Any) -> float:
 def run_ours(args: argparse.Namespace, folder: Path) -> dict:
     from rlvr.agents.learners.grpo import GRPOConfig
     from rlvr.agents.learners.ppo import PPOConfig
+    from rlvr.agents.policy import SamplingParams
     from rlvr.agents.rollouts import EnvSpec
     from rlvr.agents.train import TrainConfig, Trainer
 
@@ -184,7 +185,7 @@ def run_ours(args: argparse.Namespace, folder: Path) -> dict:
         steps=1_000_000,
         prompts_per_step=args.prompts if grpo else args.ppo_prompts,
         group_size=args.generations if grpo else args.ppo_samples,
-        max_new_tokens=args.max_new_tokens,
+        sampling=SamplingParams(max_new_tokens=args.max_new_tokens),
         eval_episodes=args.eval_episodes,
         seed=args.seed,
         tensorboard=False,

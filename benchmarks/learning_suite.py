@@ -245,6 +245,34 @@ TASKS: dict[str, Task] = {
             "max_positions": 512,
         },
     ),
+    "repo": Task(
+        title="Repo-v0 level 1, grid domain: inspect before fixing",
+        env_id="rlvr/Repo-v0",
+        kwargs={"difficulty": 1, "domains": ["grid"], "max_turns": 6},
+        heldout={"difficulty": 1, "domains": ["grid"], "max_turns": 6, "split": "test"},
+        max_new_tokens=256,
+        max_turns=6,
+        eval_episodes=100,
+        threshold=0.1,
+        budget=600.0,
+        eval_every=300.0,
+        warm={
+            "kind": "repo-mix",
+            "model": {
+                "hidden_size": 128,
+                "intermediate_size": 512,
+                "heads": 8,
+                "kv_heads": 4,
+                "vocab_size": 2048,
+                "max_positions": 4096,
+            },
+            "demos": 1000,
+            "careful_share": 0.5,
+            "lr": 1e-3,
+            "batch": 8,
+            "steps": 800,
+        },
+    ),
 }
 
 # The tasks run when --tasks is not given (the labelled experiments are asked for by name).
@@ -461,6 +489,8 @@ def measure(
         figures |= _rate("tool_call_rate", [_called_a_tool(record) for record in judged])
     if task.env_id == "rlvr/MathSelfCorrect-v0":
         figures |= self_correction(judged, correct)
+    if task.env_id == "rlvr/Repo-v0":
+        figures |= repo_figures(judged)
     if generalisation and task.generalisation is not None:
         harder = run(task.generalisation, heldout["level_up"])
         figures |= _rate("level_up", [_solved(record) for record in harder.judged])
@@ -530,6 +560,35 @@ def self_correction(records: Sequence[Any], solved: Sequence[bool]) -> dict[str,
     }
 
 
+def repo_figures(records: Sequence[Any]) -> dict[str, float]:
+    """How a repository episode went about it: the share that ran the tests before submitting,
+    that read a file before patching, and that submitted at all."""
+    tests_first, read_first, submitted = [], [], []
+    for record in records:
+        names = _tool_names(record)
+        submit = names.index("submit") if "submit" in names else len(names)
+        edits = [i for i, name in enumerate(names) if name in EDITS]
+        tests_first.append("run_tests" in names[:submit] and "submit" in names)
+        read_first.append(bool(edits) and "read_file" in names[: edits[0]])
+        submitted.append("submit" in names)
+    return (
+        _rate("tests_before_submit", tests_first)
+        | _rate("read_before_edit", read_first)
+        | _rate("submitted", submitted)
+    )
+
+
+EDITS = ("apply_patch", "write_file", "replace_in_file")
+
+
+def _tool_names(record: Any) -> list[str]:
+    """The tools an episode called, in order."""
+    from rlvr.envs.tools.parsing import parse_tool_calls
+
+    replies = [m["content"] for m in record.messages if m.get("role") == "assistant"]
+    return [call.name for reply in replies for call in parse_tool_calls(reply).calls]
+
+
 def _first_attempt_right(record: Any) -> bool:
     """Whether the first attempt was judged right: with binary feedback a right first attempt
     ends the episode paid 1, in either reward mode, and a wrong one is paid less."""
@@ -591,6 +650,8 @@ def build_model(out: Path, name: str) -> None:
         build_tool_model(task, folder)
     elif task.warm["kind"] == "tool-mix":
         build_tool_mix_model(task, folder)
+    elif task.warm["kind"] == "repo-mix":
+        build_repo_mix_model(task, folder)
     elif task.warm["kind"] == "retry":
         build_model(out, task.warm["from"])
         build_retry_model(task, model_folder(out, task.warm["from"]), folder)
@@ -711,6 +772,85 @@ def build_tool_mix_model(task: Task, folder: Path) -> None:
         return False
 
     demos.train(optimizer, rng, warm["batch"], warm["call_share"], warm["steps"], progress, 250)
+    demos.save(task, folder, steps=warm["steps"])
+
+
+class RepoDemos(ToolDemos):
+    """Repo-v0's scripted demonstrations, in the two pools `ToolDemos.train` mixes: `calls`, the
+    careful fixer (the env's oracle: run the tests, read the file, apply the reference fix, run
+    the tests, submit) and `direct`, the hasty one (apply the reference fix, submit), both
+    played in the env so that tool results are the real ones. Both fix every task; what the
+    hasty one lacks is the file's lines in view when it writes the patch, which a model this
+    size must then recall instead of copy."""
+
+    def __init__(self, task: Task) -> None:  # fills the pools its own way: no super().__init__
+        import gymnasium as gym
+
+        from rlvr.agents.hf import HFPolicy
+        from rlvr.agents.tiny import TinyModelConfig, build_model, train_tokenizer
+
+        warm = task.warm
+        env = gym.make(task.env_id, **dict(task.kwargs))
+        try:
+            careful = [_repo_script(env, seed, careful=True) for seed in range(warm["demos"])]
+            hasty = [_repo_script(env, seed, careful=False) for seed in range(warm["demos"])]
+        finally:
+            env.close()
+        texts = [m["content"] for messages, _ in careful[:300] for m in messages]
+        shape = TinyModelConfig(**warm.get("model", {}))
+        tokenizer = train_tokenizer(texts, shape.vocab_size)
+        self.policy = HFPolicy(build_model(tokenizer, shape, seed=0), tokenizer, seed=0)
+        self.calls = [_episode_ids(self.policy, *demo) for demo in careful]
+        self.direct = [_episode_ids(self.policy, *demo) for demo in hasty]
+        longest = max(len(ids) for ids, _ in self.calls + self.direct)
+        if longest > shape.max_positions:
+            raise SystemExit(f"a demonstration has {longest} ids > max_positions")
+
+    def save(self, task: Task, folder: Path, **extra: Any) -> None:
+        self.policy.model.eval()
+        self.policy.save(folder)
+        figures = dict(extra)
+        for name, temperature in (("greedy", 0.0), ("sampled", 1.0)):
+            judged = _quick_records(task, self.policy, 32, temperature)
+            figures |= _rate(f"{name}_accuracy", [_solved(record) for record in judged])
+            figures |= {f"{name}_{key}": value for key, value in repo_figures(judged).items()}
+        print(f"repo warm start: {json.dumps(figures)}", flush=True)
+        (folder / "warm_start.json").write_text(json.dumps(figures, indent=1) + "\n")
+
+
+def _repo_script(env: Any, seed: int, careful: bool) -> tuple[list[dict], list[int]]:
+    """One demonstration episode of Repo-v0 (train split): the oracle's careful five steps, or
+    the hasty two (the reference fix, then submit); its messages and the replies' positions."""
+    from rlvr.envs.tools.parsing import format_tool_call
+
+    env.reset(seed=seed)
+    base = env.unwrapped
+    fix = base.judge.parse(base.task).fix
+    hasty = iter([format_tool_call("apply_patch", patch=fix), format_tool_call("submit")])
+    while True:
+        reply = base.oracle_reply() if careful else next(hasty)
+        _, reward, terminated, truncated, info = env.step(reply)
+        if terminated or truncated:
+            break
+    if reward != 1.0:
+        raise RuntimeError(f"a scripted repository episode was not solved: {info.get('verdict')}")
+    replies = [i for i, m in enumerate(info["messages"]) if m["role"] == "assistant"]
+    return info["messages"][: replies[-1] + 1], replies
+
+
+def build_repo_mix_model(task: Task, folder: Path) -> None:
+    """Repo-v0's warm start: supervised for a fixed number of steps on scripted fixers of which
+    a share `careful_share` inspect (run the tests, read the file) before patching and the rest
+    patch at once (`RepoDemos`). What RL may change: how often the model inspects first, and
+    how often its patch applies and fixes the bug."""
+    import numpy as np
+    import torch
+
+    warm = task.warm
+    demos = RepoDemos(task)
+    optimizer = torch.optim.AdamW(demos.policy.trainable_parameters(), lr=warm["lr"])
+    rng = np.random.default_rng(0)
+    demos.train(optimizer, rng, warm["batch"], warm["careful_share"], warm["steps"])
     demos.save(task, folder, steps=warm["steps"])
 
 
@@ -1338,10 +1478,13 @@ def _stage_trainer(
     stage changes them, on the previous stage's policy (the warm start for the first)."""
     import dataclasses
 
+    from rlvr.agents.policy import SamplingParams
     from rlvr.agents.rollouts import EnvSpec
     from rlvr.agents.train import TrainConfig, Trainer
 
+    settings = dict(settings)
     algo = settings["algo"]
+    temperature = settings.pop("temperature", 1.0)  # `NAME@temp=`: the rollouts' sampling
     env = EnvSpec(
         task.env_id, kwargs={**task.kwargs, **stage.env}, heldout_kwargs=dict(task.heldout)
     )
@@ -1350,7 +1493,7 @@ def _stage_trainer(
         model=str(model_folder(Path(args.out), args.task)),
         output_dir=str(folder),
         steps=10**9,
-        max_new_tokens=task.max_new_tokens,
+        sampling=SamplingParams(temperature=temperature, max_new_tokens=task.max_new_tokens),
         max_turns=task.max_turns,
         seed=args.seed + number * STAGE_SEED,
         eval_episodes=8,
@@ -1481,6 +1624,7 @@ EXPERIMENTS: dict[str, Experiment] = {
     # labelled: RL brings back a choice the warm start was trained out of
     "toolmath-suppressed": Experiment(("toolmath-suppressed",), FRESH_SEEDS),
     "sql": Experiment(("sql",), FRESH_SEEDS),
+    "repo": Experiment(("repo",), FRESH_SEEDS),
     "ablation": Experiment(
         ("math",),
         (0, 1, 2),

@@ -106,6 +106,7 @@ def grpo_seconds_per_step(
     """Median wall seconds per step and of its rollout part (waiting for the batch, when
     asynchronous), the first step (warm-up, no overlap yet) left out."""
     from rlvr.agents.learners.grpo import GRPOConfig
+    from rlvr.agents.policy import SamplingParams
     from rlvr.agents.rollouts import EnvSpec
     from rlvr.agents.train import TrainConfig, Trainer
 
@@ -116,7 +117,7 @@ def grpo_seconds_per_step(
         steps=steps,
         prompts_per_step=4,
         group_size=4,
-        max_new_tokens=48,
+        sampling=SamplingParams(max_new_tokens=48),
         eval_every=0,
         eval_episodes=1,
         tensorboard=False,

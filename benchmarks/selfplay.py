@@ -147,6 +147,7 @@ class NimRule:
 def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> Path:
     from rlvr.agents.learners.grpo import GRPOConfig
     from rlvr.agents.learners.ppo import PPOConfig
+    from rlvr.agents.policy import SamplingParams
     from rlvr.agents.rollouts import EnvSpec
     from rlvr.agents.selfplay import SelfPlayConfig
     from rlvr.agents.train import TrainConfig, prepare
@@ -158,8 +159,7 @@ def train_seed(model: Path, out: Path, seed: int, args: argparse.Namespace) -> P
         steps=args.steps,
         prompts_per_step=args.prompts,
         group_size=args.group_size,
-        max_new_tokens=8,
-        temperature=args.temperature,
+        sampling=SamplingParams(max_new_tokens=8, temperature=args.temperature),
         eval_every=0,
         eval_episodes=2,  # the trainer's own check is skipped below; ours is `match`
         seed=seed,

@@ -321,15 +321,23 @@ def _open_hf_dataset(
 
 @dataclass(frozen=True)
 class Problem:
-    """What a generator returns: a prompt, its exact gold answer, and facts for the metadata."""
+    """What a generator returns: a prompt, its exact gold answer, and facts for the metadata.
+
+    `split_keys` decide the problem's split when the prompt alone does not say what must never
+    be shared between splits (a repository and its bug): the problem is in a split only if
+    every key hashes into it. Empty: the prompt decides."""
 
     prompt: str
     answer: Any
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    split_keys: tuple[str, ...] = ()
 
 
 Generator = Callable[[np.random.Generator, int], Problem]
-"""`generate(rng, difficulty) -> Problem`: all randomness must come from `rng`."""
+"""`generate(rng, difficulty) -> Problem`: all randomness must come from `rng`. A generator
+whose problems are costly to finish (they are run to be checked) may draw its parts in the
+requested split itself: with a true `draws_in_split` attribute it is called as
+`generate(rng, difficulty, split=..., test_fraction=...)`."""
 
 
 def split_of(prompt: str, test_fraction: float) -> str:
@@ -394,10 +402,13 @@ class ProceduralSource:
         index = _check_index(index, self.size)
         if self.stratify:
             return self._stratified_item(index)
+        in_split = {}
+        if getattr(self.generate, "draws_in_split", False):
+            in_split = {"split": self.split, "test_fraction": self.test_fraction}
         for attempt in range(self.MAX_ATTEMPTS):
             rng = np.random.default_rng([self.seed, _SPLIT_SALT, index, attempt])
             level = self.levels[int(rng.integers(len(self.levels)))]
-            problem = self.generate(rng, level)
+            problem = self.generate(rng, level, **in_split)
             if self._in_split(problem):
                 return self._task(problem, f"d{level}/{index}", level)
         raise DatasetError(
@@ -428,7 +439,8 @@ class ProceduralSource:
         )
 
     def _in_split(self, problem: Problem) -> bool:
-        return split_of(problem.prompt, self.test_fraction) == self.split
+        keys = problem.split_keys or (problem.prompt,)
+        return all(split_of(key, self.test_fraction) == self.split for key in keys)
 
     def _task(self, problem: Problem, where: str, level: int, **extra: Any) -> Task:
         return Task(

@@ -16,7 +16,8 @@ The container runs as an unprivileged user and serves `RLVR_ENV` (default: the f
 env) with the JSON kwargs `RLVR_KWARGS`; `RLVR_ORACLE=1` adds `--oracle`, `RLVR_MAX_SESSIONS`
 sets `--max-sessions`, and `RLVR_HOST`/`RLVR_PORT` move it off 0.0.0.0:8000. The code family is
 refused: its envs run model-written code in the bubblewrap sandbox, which a container started
-without privileges cannot provide, and an env that runs such code is never served without it.
+without privileges cannot provide, and an env that runs such code is never served without it;
+so is the repo family (rlvr/Repo-v0: a shell in the same sandbox).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     ),
 }
 """The envs each image serves (any of them, by `RLVR_ENV`); the first is the default."""
-NEEDS_SANDBOX = ("code",)
+NEEDS_SANDBOX = {"code": "rlvr/Code-v0", "repo": "rlvr/Repo-v0"}
+"""Families refused (each with an env to name in the message): they run model-written code."""
 EXCLUDED = frozenset({"gradio", "gradio-client", "hf-gradio"})
 """Distributions left out: openenv-core's web UI, imported only when ENABLE_WEB_INTERFACE is on."""
 UID = 61000
@@ -103,7 +105,7 @@ def _family_envs(family: str) -> tuple[str, ...]:
         raise ServeConfigError(
             f"the {family} family runs model-written code in the bubblewrap sandbox, which an "
             "unprivileged container cannot provide; serve it on a host with the sandbox: "
-            "rlvr serve rlvr/Code-v0"
+            f"rlvr serve {NEEDS_SANDBOX[family]}"
         )
     if family not in FAMILIES:
         raise ServeConfigError(f"unknown family {family!r}; choose one of {sorted(FAMILIES)}")

@@ -46,7 +46,7 @@ from rlvr.leaderboards.fields import (
     table,
     text,
 )
-from rlvr.leaderboards.suites import parse_toml, read_suite_file
+from rlvr.leaderboards.suites import parse_toml, read_suite_file, sampling_table
 
 ELO_SCALE = 400.0 / math.log(10.0)
 """Elo points per unit of log-odds (400 points: 10:1 odds)."""
@@ -82,7 +82,9 @@ class ArenaSuite:
     max_turns: int | None = None
     """Cut a game after a seat's this many replies (counted as played, by the returns so far)."""
     sampling: Mapping[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
-    """`SamplingParams` of the agents' replies."""
+    """The `[sampling]` table of the agents' replies (the keys of `SamplingParams`, the sampling
+    section of every command; greedy by default). Kept as written: it is part of the
+    fingerprint; `sampling_params` is it read."""
     confidence: float = 0.95
     """Coverage of the ratings' intervals."""
 
@@ -107,13 +109,11 @@ class ArenaSuite:
                 f"arena {self.name!r}: {self.env} is not a multi-agent env (registered: "
                 f"{sorted(registry)})"
             )
-        try:
-            SamplingParams(**self.sampling)  # fails now, naming the bad setting
-        except (TypeError, ValueError) as exc:
-            raise SuiteError(f"arena {self.name!r}: sampling: {exc}") from None
-        for key, value in self.sampling.items():
-            if isinstance(value, float) and not math.isfinite(value):
-                raise SuiteError(f"arena {self.name!r}: sampling.{key} must be finite")
+        _ = self.sampling_params  # fails now, naming the bad setting
+
+    @property
+    def sampling_params(self) -> SamplingParams:
+        return sampling_table({"sampling": self.sampling}, f"arena {self.name!r}")
 
     @property
     def fingerprint(self) -> str:
@@ -311,7 +311,7 @@ def run_arena(suite: ArenaSuite, agents: Mapping[str, str | Policy]) -> ArenaRes
     if len(agents) < 2:
         raise ValueError("an arena needs at least two agents")
     policies = {n: make_policy(a) if isinstance(a, str) else a for n, a in agents.items()}
-    sampling = SamplingParams(**suite.sampling)
+    sampling = suite.sampling_params
     pairs = []
     for first, second in itertools.combinations(policies, 2):
         try:

@@ -13,6 +13,7 @@ from typing import Any
 
 
 def add_commands(subparsers: Any) -> None:
+    from rlvr.agents.policy import add_sampling_flags
     from rlvr.leaderboards.runner import PARALLEL_MODES, run_suite
 
     db = argparse.ArgumentParser(add_help=False)
@@ -64,6 +65,7 @@ def add_commands(subparsers: Any) -> None:
     bench.add_argument(
         "--episodes", type=int, help="override tasks per env (a different, smaller benchmark)"
     )
+    add_sampling_flags(bench)  # override the suite's sampling (a different benchmark, too)
     bench.set_defaults(func=run_bench)
     actions = bench.add_subparsers(dest="bench_command", metavar="{reverify,suites,arena}")
     again = actions.add_parser(
@@ -88,6 +90,7 @@ def add_commands(subparsers: Any) -> None:
         help="an agent (at least two; repeat the flag), named NAME or by its spec. "
         + _agent_help(),
     )
+    add_sampling_flags(arena)  # override the arena's sampling
     arena.set_defaults(func=run_arena_command)
 
     board = subparsers.add_parser("leaderboard", help="rank stored results")
@@ -236,6 +239,9 @@ def _say(message: str) -> None:
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from rlvr.agents.policy import overridden, sampling_overrides
     from rlvr.leaderboards.errors import LeaderboardError
     from rlvr.leaderboards.runner import run_suite
     from rlvr.leaderboards.suites import load_suite
@@ -252,6 +258,8 @@ def run_bench(args: argparse.Namespace) -> int:
         suite = load_suite(args.suite)
         if args.episodes is not None:
             suite = suite.with_episodes(args.episodes)
+        if overrides := sampling_overrides(args):
+            suite = replace(suite, sampling=overridden(suite.sampling, overrides))
         # Open the store once first: a wrong path, a foreign or unwritable file must not be
         # found out only after the run. (Closed again: no SQLite connection across fork.)
         _store(args).close()
@@ -376,6 +384,9 @@ def _boards(args: argparse.Namespace, store: Any) -> tuple[list[Any], list[str]]
 
 
 def run_arena_command(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from rlvr.agents.policy import overridden, sampling_overrides
     from rlvr.leaderboards.arena import load_arena, run_arena
     from rlvr.leaderboards.errors import LeaderboardError
     from rlvr.leaderboards.views import arena_table
@@ -385,6 +396,9 @@ def run_arena_command(args: argparse.Namespace) -> int:
         return _fail("an arena needs at least two agents with different names: --agent A --agent B")
     try:
         suite = load_arena(args.suite)
+        if overrides := sampling_overrides(args):
+            overridden(suite.sampling_params, overrides)  # a bad value: named as a flag's
+            suite = replace(suite, sampling={**suite.sampling, **overrides})
         result = run_arena(suite, agents)
         with _store(args) as store:
             store.add_arena(result)

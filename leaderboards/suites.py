@@ -13,7 +13,6 @@ import hashlib
 import importlib
 import inspect
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
@@ -50,14 +49,6 @@ SUITE_FIELDS = (
     "name", "description", "envs", "samples", "pass_at_k", "sampling", "bootstrap", "imports"
 )  # fmt: skip
 """The keys of a resolved suite (`Suite.to_dict`)."""
-SAMPLING_TYPES: dict[str, tuple[type, ...]] = {
-    "temperature": (int, float),
-    "top_p": (int, float),
-    "top_k": (int,),
-    "max_new_tokens": (int,),
-    "stop": (list,),
-    "seed": (int,),
-}
 BOOTSTRAP_KEYS = ("resamples", "confidence", "seed")
 MAX_RESAMPLES = 100_000
 """Bootstrap replicates a suite may ask for (more only costs memory and time after a run)."""
@@ -177,11 +168,10 @@ class Suite:
                 f"pass_at_k {list(self.pass_at_k)} must be ints between 1 and samples="
                 f"{self.samples}; raise samples or drop {bad}"
             )
-        if self.samples > 1 and self.sampling.temperature == 0:
-            raise SuiteError(
-                f"samples={self.samples} with temperature=0 draws the same reply {self.samples} "
-                "times; set sampling.temperature > 0 (or samples = 1)"
-            )
+        try:
+            self.sampling.check_samples(self.samples, "set sampling.temperature > 0")
+        except ValueError as exc:
+            raise SuiteError(str(exc)) from None
         labels = [env.label for env in self.envs]
         repeated = sorted({label for label in labels if labels.count(label) > 1})
         if repeated:
@@ -218,7 +208,7 @@ class Suite:
                 envs=tuple(SuiteEnv.from_dict(env, f"envs[{i}]") for i, env in enumerate(entries)),
                 samples=_require(data, "samples", int, "the suite"),
                 pass_at_k=tuple(_require(data, "pass_at_k", list, "the suite")),
-                sampling=_sampling({"sampling": _unset_seed_dropped(data)}),
+                sampling=sampling_table(data, source or "the suite"),
                 bootstrap=Bootstrap(**_table(data, "bootstrap", BOOTSTRAP_KEYS)),
                 imports=tuple(_strings(data, "imports")),
                 source=source,
@@ -361,7 +351,7 @@ def _build_suite(
         suite = _load_included(included, base, seen)
         envs.extend(suite.envs)
         imports.extend(module for module in suite.imports if module not in imports)
-    sampling = _sampling(data)
+    sampling = sampling_table(data, source)
     samples = _typed(data.get("samples", 1), int, "samples")
     if samples > 1 and sampling.seed is not None:
         raise SuiteError(
@@ -383,31 +373,19 @@ def _build_suite(
     )
 
 
-def _sampling(data: Mapping[str, Any]) -> SamplingParams:
-    sampling = _table(data, "sampling", SAMPLING_TYPES)
-    for key, value in sampling.items():
-        kinds = SAMPLING_TYPES[key]
-        if not isinstance(value, kinds) or isinstance(value, bool):
-            names = " or ".join(_KIND_NAMES[kind] for kind in kinds)
-            raise SuiteError(f"sampling.{key} must be {names}, got {value!r}")
-        if isinstance(value, float) and not math.isfinite(value):  # TOML has nan and inf
-            raise SuiteError(f"sampling.{key} must be a finite number, got {value!r}")
-    if "stop" in sampling:  # a bare string would be split into one-character stop strings
-        if not all(isinstance(stop, str) and stop for stop in sampling["stop"]):
-            raise SuiteError(
-                f"sampling.stop must be an array of non-empty strings, e.g. stop = "
-                f'["</answer>"], got {sampling["stop"]!r}'
-            )
-        sampling["stop"] = tuple(sampling["stop"])
-    return SamplingParams(**sampling)
+def sampling_table(data: Mapping[str, Any], source: str) -> SamplingParams:
+    """The `[sampling]` table of a suite or arena file (or of a stored result's suite) as
+    `SamplingParams`, the sampling section every command shares: `rlvr.config` checks its keys
+    and their types, `SamplingParams` their values."""
+    from rlvr.config import build
 
-
-def _unset_seed_dropped(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The sampling table of a resolved suite, where an unset seed is written `null`."""
-    sampling = dict(_table(data, "sampling", SAMPLING_TYPES))
-    if "seed" in sampling and sampling["seed"] is None:
-        del sampling["seed"]
-    return sampling
+    table = data.get("sampling", {})
+    if not isinstance(table, Mapping):
+        raise SuiteError(f"{source}: sampling must be a table, got {table!r}")
+    try:
+        return build(SamplingParams, table, source, "sampling")
+    except ValueError as exc:
+        raise SuiteError(str(exc)) from None
 
 
 def _build_env(entry: Any, defaults: Mapping[str, Any], where: str) -> SuiteEnv:

@@ -32,6 +32,9 @@ BUILTIN_ENVS: tuple[EnvEntry, ...] = (
         "rlvr/SQLInteractive-v0", "rlvr.envs.sql_interactive:SQLInteractiveEnv", 8, {"max_turns": 8}
     ),
     EnvEntry("rlvr/Code-v0", "rlvr.envs.code:CodeEnv"),
+    # No max_episode_steps: the env ends an episode at its own max_turns, grading the workspace.
+    EnvEntry("rlvr/Repo-v0", "rlvr.envs.repo:RepoEnv"),
+    EnvEntry("rlvr/RepoSelfCorrect-v0", "rlvr.envs.repo:RepoEnv", kwargs={"max_submissions": 3}),
 )
 
 # Self-correction variants of single-turn envs: base id -> (variant id, SelfCorrectEnv kwargs).

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
-import functools
 import inspect
 import itertools
 import json
@@ -34,100 +33,40 @@ import math
 import re
 import textwrap
 import tomllib
-import types
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, ParamSpec, TypeVar, Union, cast
+from typing import Annotated, Any, Literal, TypeVar, Union
+
+from rlvr.core.fields import INT64 as INT64
+from rlvr.core.fields import MAX_SEED as MAX_SEED
+from rlvr.core.fields import FieldCli as FieldCli
+from rlvr.core.fields import Positive as Positive
+from rlvr.core.fields import Range as Range
+from rlvr.core.fields import Seed as Seed
+from rlvr.core.fields import _cache as _cache
+from rlvr.core.fields import _declared_hints as _declared_hints
+from rlvr.core.fields import _field_cli as _field_cli
+from rlvr.core.fields import _init_fields as _init_fields
+from rlvr.core.fields import _number_problem as _number_problem
+from rlvr.core.fields import _sequence_of as _sequence_of
+from rlvr.core.fields import _strip_optional as _strip_optional
+from rlvr.core.fields import check_numbers as check_numbers
+from rlvr.core.fields import cli as cli
 
 T = TypeVar("T")
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _cache(function: Callable[P, R]) -> Callable[P, R]:
-    """`functools.cache`, keeping the function's signature for type checkers (its wrapper's
-    takes any Hashable, and mypy does not count a class as one)."""
-    return cast("Callable[P, R]", functools.cache(function))
 
 
 NONE = "none"
 """How None is written in config files and flags (TOML has no null)."""
 EACH = "*"
 """Path part for every element of a list of dataclasses (`--envs.kwargs` sets each env's)."""
-_META = "rlvr.config"
 _DEST = "config:"  # argparse dests of generated flags start with this; the rest is the target
 _ON = object()  # the value of --lora: the optional table on, with what the file gives it
 
 
 class ConfigError(ValueError):
     """A config file, key or flag value that cannot be used; the message names where and why."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Range:
-    """`Annotated[int, Range(1)]`: the values a number field accepts (both ends included, None:
-    unbounded), checked with its type wherever a config is made; `why` ends the message."""
-
-    low: int | float | None = None
-    high: int | float | None = None
-    why: str = ""
-
-    def problem(self, value: int | float) -> str | None:
-        if (self.low is None or value >= self.low) and (self.high is None or value <= self.high):
-            return None
-        if self.high is None:
-            accepted = f">= {self.low}"
-        elif self.low is None:
-            accepted = f"<= {self.high}"
-        else:
-            accepted = f"in [{self.low}, {self.high}]"
-        return f"must be {accepted}{f' ({self.why})' if self.why else ''}, got {value!r}"
-
-
-INT64 = Range(-(2**63), 2**63 - 1, "a 64-bit integer")
-"""Every int field's range: an int beyond it reaches no tensor, array or count a run can use."""
-MAX_SEED = 2**32 - 1
-Seed = Annotated[int, Range(0, MAX_SEED, "seeds are 32-bit unsigned integers")]
-"""A seed field's type. numpy refuses negative seeds and torch those beyond 64 bits, and some
-tools take 32 bits only (numpy's legacy `RandomState`): 32 bits is a seed every part accepts."""
-Positive = Annotated[int, Range(1)]
-"""A count that must be at least 1."""
-
-
-@dataclasses.dataclass(frozen=True)
-class FieldCli:
-    """How a field shows on the command line, beyond its generated `--field-name`."""
-
-    aliases: tuple[str, ...] = ()
-    """Extra flag names, e.g. `--out` for `output_dir`."""
-    parse: Callable[[Any], Any] | None = None
-    """Turns the flag's text (a list of texts for a list field) into the field's value; runs after
-    argparse, so its ValueError or OSError is reported as bad input, not a usage error."""
-    positional: bool = False
-    """A command-line argument without a dash (only for a top-level field)."""
-    help: Callable[[], str] | None = None
-    """Adds text to the docstring in `--help` (computed when the help is built)."""
-    metavar: str | None = None
-    """What `--help` shows for the flag's value (default: from the type, e.g. INT)."""
-    const: str | None = None
-    """The flag's value when it is given alone (`--ray` is `--ray local`): the value is optional."""
-
-
-def cli(
-    *aliases: str,
-    parse: Callable[[Any], Any] | None = None,
-    positional: bool = False,
-    help: Callable[[], str] | None = None,
-    metavar: str | None = None,
-    const: str | None = None,
-) -> dict[str, FieldCli]:
-    """Field metadata for the command line: `field(default=8, metadata=cli("--prompts"))`."""
-    return {_META: FieldCli(tuple(aliases), parse, positional, help, metavar, const)}
-
-
-def _field_cli(field: dataclasses.Field) -> FieldCli:
-    return field.metadata.get(_META) or FieldCli()
 
 
 # --- reading the classes ----------------------------------------------------------------------
@@ -162,39 +101,12 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-def _init_fields(cls: type) -> list[dataclasses.Field]:
-    return [field for field in dataclasses.fields(cls) if field.init]
-
-
-def _strip_optional(tp: Any) -> tuple[Any, bool]:
-    """(the type without None, whether None was allowed)."""
-    if typing.get_origin(tp) in (Union, types.UnionType):
-        args = [arg for arg in typing.get_args(tp) if arg is not type(None)]
-        if len(args) < len(typing.get_args(tp)):
-            return (args[0] if len(args) == 1 else Union[tuple(args)]), True  # noqa: UP007
-    return tp, False
-
-
 def _is_dataclass_type(tp: Any) -> bool:
     return isinstance(tp, type) and dataclasses.is_dataclass(tp)
 
 
 def _is_mapping(tp: Any) -> bool:
     return tp in (dict, Mapping) or typing.get_origin(tp) in (dict, Mapping)
-
-
-def _sequence_of(tp: Any) -> tuple[Any, int | None] | None:
-    """(element type, fixed length or None) of a tuple/list/Sequence type, else None."""
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin is tuple:
-        if len(args) == 2 and args[1] is Ellipsis:
-            return args[0], None
-        if len(set(args)) == 1:
-            return args[0], len(args)
-        raise TypeError(f"{tp}: a fixed tuple's items must share one type")
-    if origin in (list, Sequence):
-        return (args[0] if args else Any), None
-    return None
 
 
 def _required(field: dataclasses.Field) -> bool:
@@ -345,55 +257,6 @@ def _coerce(value: Any, tp: Any, source: str, key: str) -> Any:
     raise ConfigError(f"{source}: {key}: expected {_describe(tp)}, got {value!r}")
 
 
-@_cache
-def _declared_hints(cls: type) -> dict[str, Any]:
-    """The field types of `cls` with their `Annotated` extras (the `Range`s)."""
-    return typing.get_type_hints(cls, include_extras=True)
-
-
-def _number_problem(value: Any, tp: Any, key: str) -> str | None:
-    """What is wrong with the numbers of `value`, a value of field type `tp` (see `Range`): a
-    message starting with the key (`adam_betas[1] must be a finite number, got nan`), or None."""
-    ranges: list[Range] = []
-    while True:  # Annotated[...] | None, Optional[Annotated[...]]: unwrap both, keep the ranges
-        if typing.get_origin(tp) is Annotated:
-            ranges += [extra for extra in tp.__metadata__ if isinstance(extra, Range)]
-            tp = typing.get_args(tp)[0]
-            continue
-        inner, optional = _strip_optional(tp)
-        if not optional:
-            break
-        tp = inner
-    if value is None or isinstance(value, bool):
-        return None
-    if tp is float and isinstance(value, (int, float)):
-        if not math.isfinite(value):
-            return f"{key} must be a finite number, got {value!r}"
-    elif tp is int and isinstance(value, int):
-        ranges.append(INT64)  # after the declared ranges: their message is the telling one
-    elif (sequence := _sequence_of(tp)) is not None and isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            if problem := _number_problem(item, sequence[0], f"{key}[{i}]"):
-                return problem
-        return None
-    if isinstance(value, (int, float)):
-        for declared in ranges:
-            if problem := declared.problem(value):
-                return f"{key} {problem}"
-    return None
-
-
-def check_numbers(config: Any) -> None:
-    """Refuse a number no field of `config` means (see `Range`): call it first thing in a config
-    dataclass's `__post_init__`, so that a config made in Python is checked as one read from a
-    file is. Raises ValueError naming the field."""
-    hints = _declared_hints(type(config))
-    for field in _init_fields(type(config)):
-        problem = _number_problem(getattr(config, field.name), hints[field.name], field.name)
-        if problem:
-            raise ValueError(problem)
-
-
 def _build(cls: type[T], data: Mapping[str, Any], source: str, table: str) -> T:
     fields = {field.name: field for field in _init_fields(cls)}
     where = f"[{table}]" if table else "the top level"
@@ -411,7 +274,7 @@ def _build(cls: type[T], data: Mapping[str, Any], source: str, table: str) -> T:
     values = {}
     for name, value in data.items():
         key = f"{table}.{name}" if table else name
-        values[name] = _coerce(value, hints[name], source, key)
+        values[name] = _coerce(_over_default(fields[name], value), hints[name], source, key)
         if problem := _number_problem(values[name], declared[name], key):
             raise ConfigError(f"{source}: {problem}")
     try:
@@ -422,10 +285,29 @@ def _build(cls: type[T], data: Mapping[str, Any], source: str, table: str) -> T:
         raise ConfigError(f"{source}: {f'[{table}] ' if table else ''}{exc}") from None
 
 
-def build(cls: type[T], data: Mapping[str, Any], source: str = "config") -> T:
+def _over_default(field: dataclasses.Field, value: Any) -> Any:
+    """A table given for a nested dataclass field, over the field's own default: the keys a file
+    or the flags leave out keep the holder's defaults (`EvalConfig.sampling` is greedy, and
+    `--max-new-tokens 8` alone must not bring back `SamplingParams`' temperature 1)."""
+    default = None if _required(field) else _default(field)
+    if not isinstance(value, Mapping) or not dataclasses.is_dataclass(default):
+        return value
+    return {**dump(default), **value}
+
+
+def build(cls: type[T], data: Mapping[str, Any], source: str = "config", table: str = "") -> T:
     """`cls` from file data (nested dicts and lists): unknown keys and values of the wrong type
-    raise `ConfigError` naming `source` (the file) and the key; missing keys take the defaults."""
-    return _build(cls, data, source, "")
+    raise `ConfigError` naming `source` (the file) and the key; missing keys take the defaults.
+    `table` names where `data` sits in its file (`build(SamplingParams, data, "suite.toml",
+    "sampling")` names the keys `sampling.temperature`)."""
+    return _build(cls, upgraded(cls, data), source, table)
+
+
+def upgraded(cls: type, data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """File data written by an older version of `cls` in today's layout: a config class that
+    moved keys defines `from_older(data) -> data` (a static method), which this applies."""
+    from_older = getattr(cls, "from_older", None)
+    return from_older(data) if from_older is not None else data
 
 
 def _has_none(value: Any) -> bool:
@@ -639,6 +521,9 @@ class _Option:
     field: dataclasses.Field
     tp: Any
     owner: type
+    default: Any = dataclasses.MISSING
+    """Its default in the top config: a nested field's comes from the default of the field
+    holding it (`TrainConfig.sampling`'s `max_new_tokens` is 64, `SamplingParams`' own 256)."""
 
     @property
     def flag(self) -> str:
@@ -653,16 +538,18 @@ class _Option:
         return _field_cli(self.field)
 
 
-def _options(cls: type, prefix: tuple[str, ...] = ()) -> Iterator[_Option]:
-    """Every field of `cls` and of its nested dataclasses, parents before their fields."""
+def _options(cls: type, prefix: tuple[str, ...] = (), within: Any = None) -> Iterator[_Option]:
+    """Every field of `cls` and of its nested dataclasses, parents before their fields;
+    `within` is the default instance of `cls` where its holder's field gives one."""
     hints = _hints(cls)
     for field in _init_fields(cls):
-        option = _Option((*prefix, field.name), field, hints[field.name], cls)
+        default = _default(field) if within is None else getattr(within, field.name)
+        option = _Option((*prefix, field.name), field, hints[field.name], cls, default)
         yield option
         inner, _ = _strip_optional(option.tp)
         sequence = _sequence_of(inner)
         if _is_dataclass_type(inner):
-            yield from _options(inner, option.path)
+            yield from _options(inner, option.path, default if isinstance(default, inner) else None)
         elif sequence is not None and _is_dataclass_type(sequence[0]):
             yield from _options(sequence[0], (*option.path, EACH))
 
@@ -709,9 +596,9 @@ def _help(option: _Option) -> str:
     if _required(option.field):
         text += " (required)"
     elif _is_dataclass_type(_strip_optional(option.tp)[0]):  # --lora/--no-lora
-        text += f" (default: {'off' if _default(option.field) is None else 'on'})"
+        text += f" (default: {'off' if option.default is None else 'on'})"
     else:
-        text += f" (default: {_show(_default(option.field))})"
+        text += f" (default: {_show(option.default)})"
     return text.replace("%", "%%")
 
 
@@ -762,7 +649,8 @@ def add_flags(parser: argparse.ArgumentParser, cls: type) -> None:
             settings.update(nargs="?", metavar=option.field.name.upper())
             parser.add_argument(_dest(option), **settings)
         else:
-            names = [option.flag, *(name for name in option.cli.aliases if name not in shared)]
+            aliases = [name for name in option.cli.aliases if name not in (*shared, option.flag)]
+            names = [option.flag, *aliases]
             parser.add_argument(*names, dest=_dest(option), **settings)
     for alias, targets in shared.items():
         if len({_strip_optional(target.tp)[0] for target in targets}) > 1:

@@ -19,7 +19,13 @@ import time
 from collections.abc import Callable
 
 from rlvr.sandboxes.errors import ProtocolError
-from rlvr.sandboxes.types import ExecRequest, ExecResult, ProgramStatus, SandboxStatus
+from rlvr.sandboxes.types import (
+    ExecRequest,
+    ExecResult,
+    ProgramStatus,
+    SandboxStatus,
+    WorkdirChanges,
+)
 from rlvr.sandboxes.worker import RUN_COMMAND, FrameError, FrameReader, encode_frame
 
 logger = logging.getLogger(__name__)
@@ -339,10 +345,15 @@ def request_to_wire(request: ExecRequest) -> tuple[dict, list[bytes]]:
         "args": list(request.args),
         "env": dict(request.env),
         "limits": request.limits.to_wire(),
-        "files": [[path, add(content), 0o644] for path, content in request.files.items()],
+        "files": [
+            [path, add(content), 0o755 if path in request.executable else 0o644]
+            for path, content in request.files.items()
+        ],
         "stdin": add(request.stdin) if request.stdin else None,
         "return_files": list(request.return_files),
     }
+    if request.return_changes:
+        header["return_changes"] = True
     if request.code is not None:
         header["code"] = add(request.code)
     else:
@@ -366,6 +377,21 @@ def result_from_wire(header: dict, blobs: list[bytes], backend: str) -> ExecResu
             truncated=bool(header.get("truncated")),
             files=files,
             backend=backend,
+            changes=_changes_from_wire(header.get("changes"), blobs),
         )
     except (KeyError, ValueError, IndexError, TypeError) as exc:
         raise ProtocolError(f"malformed result {header!r:.200}: {exc}") from None
+
+
+def _changes_from_wire(data: dict | None, blobs: list[bytes]) -> WorkdirChanges | None:
+    if data is None:
+        return None
+    files = {str(path): blobs[index] for path, index, _ in data["files"]}
+    executable = frozenset(str(path) for path, _, flag in data["files"] if flag)
+    return WorkdirChanges(
+        files=files,
+        executable=executable,
+        deleted=tuple(str(path) for path in data["deleted"]),
+        skipped=tuple(str(path) for path in data["skipped"]),
+        complete=bool(data["complete"]),
+    )

@@ -124,6 +124,12 @@ class ExecRequest:
     `files` maps paths relative to the working directory to their content; `env` holds the only
     extra environment variables the program sees (never our `os.environ`). `return_files` lists
     files to read back after the run (their bytes count against `Limits.output`).
+
+    `executable` lists paths of `files` written with mode 0755 (the others get 0644).
+    `return_changes=True` reads back, after every process of the run has been killed, the
+    regular files of the working directory that differ from what `files` wrote (new, changed,
+    or with another executable bit) and which of `files` are gone: `ExecResult.changes`. A
+    workspace that lives on the host can so be carried from run to run.
     """
 
     code: str | None = None
@@ -134,6 +140,8 @@ class ExecRequest:
     env: Mapping[str, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     return_files: Sequence[str] = ()
+    executable: Sequence[str] = ()
+    return_changes: bool = False
 
     def __post_init__(self) -> None:
         if (self.code is None) == (self.command is None):
@@ -176,6 +184,15 @@ class ExecRequest:
         object.__setattr__(
             self, "return_files", tuple(check_relative_path(p) for p in self.return_files)
         )
+        if isinstance(self.executable, str):
+            raise SandboxConfigError("ExecRequest.executable must be a list of paths")
+        executable = frozenset(check_relative_path(p) for p in self.executable)
+        if not executable <= files.keys():
+            missing = sorted(executable - files.keys())
+            raise SandboxConfigError(f"ExecRequest.executable names paths not in files: {missing}")
+        object.__setattr__(self, "executable", executable)
+        if not isinstance(self.return_changes, bool):
+            raise SandboxConfigError("ExecRequest.return_changes must be True or False")
 
 
 def _all_str(name: str, values: Sequence[object]) -> None:
@@ -194,6 +211,25 @@ def check_relative_path(path: str) -> str:
             f"file path {path!r} must be relative to the working directory and stay inside it"
         )
     return normal
+
+
+@dataclass(frozen=True)
+class WorkdirChanges:
+    """What a run changed in its working directory (`ExecRequest.return_changes`).
+
+    `files`: regular files that are new or differ from the request's (content or executable
+    bit), with their bytes; `executable`: those of them with an executable bit; `deleted`: paths
+    of the request's files that are no longer regular files. Symlinks, special files and names
+    that are not UTF-8 are never read: `skipped` names some of them. `complete` is False when
+    the changes did not fit (more than `Limits.output` bytes with the output, or too many
+    entries): then `files` holds only part of them and should not be applied.
+    """
+
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    executable: frozenset[str] = frozenset()
+    deleted: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+    complete: bool = True
 
 
 @dataclass(frozen=True)
@@ -218,6 +254,8 @@ class ExecResult:
     truncated: bool = False
     files: Mapping[str, bytes] = field(default_factory=dict)
     backend: str = ""
+    changes: WorkdirChanges | None = None
+    """The run's changes to its working directory, when the request asked for them."""
 
     @classmethod
     def sandbox_error(cls, message: str, *, backend: str = "", queued: float = 0.0) -> ExecResult:

@@ -49,6 +49,11 @@ MAX_HEADER = 1 << 20
 # Seconds a cleaner may spend emptying the writable places after a run. A run that left more
 # (millions of files) gets its worker replaced instead: the host must never wait on a cleanup.
 CLEAN_BUDGET = 1.0
+# Bounds of a run's changes to its working directory (`return_changes`): names looked at, and
+# characters of path names sent back (they travel in the result's header, which the host caps).
+MAX_CHANGE_ENTRIES = 20000
+MAX_CHANGE_NAMES = 256 * 1024
+MAX_SKIPPED_SHOWN = 20
 
 # --- framing (imported by the host too) -------------------------------------------------------
 
@@ -691,6 +696,8 @@ class Run:
         for fd in (out_r, err_r):
             os.close(fd)
         files, file_blobs = self.collect_files(watch)
+        blobs = [bytes(watch.stdout), bytes(watch.stderr), *file_blobs]
+        changes = self.collect_changes(blobs) if self.request.get("return_changes") else None
         exit_code, signum = decode_status(status)
         cpu_time = usage.ru_utime + usage.ru_stime
         oom = read_oom_kills(oom_file) > oom_before
@@ -706,7 +713,9 @@ class Run:
             "stderr": 1,
             "files": files,
         }
-        return result, [bytes(watch.stdout), bytes(watch.stderr), *file_blobs]
+        if changes is not None:
+            result["changes"] = changes
+        return result, blobs
 
     def kill_others(self, pid):
         """Stop whatever the program left running before reading the pipes to their end."""
@@ -743,6 +752,110 @@ class Run:
             names.append([path, len(blobs) + 2])
             blobs.append(data)
         return names, blobs
+
+    def collect_changes(self, blobs):
+        """The working directory's regular files that differ from what the request wrote, and
+        the request's files that are gone (every process of the run is dead by now). Their
+        bytes are appended to `blobs` and count against the output limit with it."""
+        budget = self.limits["output"] - sum(len(blob) for blob in blobs)
+        written = {path: (index, mode) for path, index, mode in self.request.get("files", ())}
+        walk = ChangeWalk(budget)
+        pending = [""]
+        while pending and walk.complete:
+            relative = pending.pop()
+            try:
+                with os.scandir(os.path.join(self.workdir, relative)) as entries:
+                    for entry in entries:
+                        path = relative + "/" + entry.name if relative else entry.name
+                        if not walk.admit(path):
+                            break
+                        if entry.is_dir(follow_symlinks=False):
+                            pending.append(path)
+                        elif entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+                            walk.skip(path)
+                        else:
+                            walk.compare(path, entry.path, written.get(path), self, blobs)
+            except OSError:  # a directory the program made unreadable
+                walk.complete = False
+        return {
+            "files": walk.changed,
+            "deleted": [path for path in written if path not in walk.seen],
+            "skipped": walk.skipped,
+            "complete": walk.complete,
+        }
+
+
+class ChangeWalk:
+    """Bookkeeping of one walk over a working directory (see `Run.collect_changes`)."""
+
+    def __init__(self, budget):
+        self.budget = budget
+        self.names = MAX_CHANGE_NAMES
+        self.entries = 0
+        self.changed = []
+        self.seen = set()
+        self.skipped = []
+        self.complete = True
+
+    def admit(self, path):
+        """Whether the walk may look at `path` (False, and incomplete, past its bounds)."""
+        self.entries += 1
+        self.names -= len(json.dumps(path))
+        if self.entries > MAX_CHANGE_ENTRIES or self.names < 0:
+            self.complete = False
+            return False
+        return True
+
+    def skip(self, path):
+        if len(self.skipped) < MAX_SKIPPED_SHOWN:
+            self.skipped.append(path[:200])
+
+    def compare(self, path, full, written, run, blobs):
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:  # a name that is not text cannot travel as one
+            self.skip(path.encode("utf-8", "replace").decode("utf-8"))
+            return
+        data, executable = read_regular(full, self.budget)
+        if data is None:
+            self.complete = False  # unreadable, or replaced by something else meanwhile
+            return
+        self.seen.add(path)
+        if written is not None:
+            index, mode = written
+            if data == run.blob(index) and executable == bool(mode & 0o111):
+                return
+        self.budget -= len(data)
+        if self.budget < 0:
+            self.complete = False
+            return
+        self.changed.append([path, len(blobs), executable])
+        blobs.append(data)
+
+
+def read_regular(path, limit):
+    """(bytes, executable) of the regular file at `path`, at most `limit` + 1 bytes of it, or
+    (None, False) if it is not one or cannot be read. Opening never follows a link nor blocks."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None, False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, False
+        chunks, size, cap = [], 0, max(limit, 0) + 1
+        while size < cap:
+            chunk = os.read(fd, min(cap - size, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks), bool(info.st_mode & 0o111)
+    except OSError:
+        return None, False
+    finally:
+        os.close(fd)
 
 
 def classify(watch, exit_code, signum, cpu_time, limits, oom):

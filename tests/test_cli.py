@@ -91,6 +91,8 @@ def test_eval_writes_traces(tmp_path, capsys):
             "5",
             "--samples",
             "2",
+            "--temperature",
+            "1",
             "--traces",
             str(traces),
             "--no-progress",

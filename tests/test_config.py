@@ -13,6 +13,7 @@ from typing import Any, Literal
 import pytest
 
 from rlvr.agents.cli import EvalConfig
+from rlvr.agents.policy import SamplingParams
 from rlvr.cli import build_parser, main
 from rlvr.config import (
     MAX_SEED,
@@ -325,8 +326,12 @@ def test_rlvr_eval_flags_and_file(tmp_path, capsys):
     assert main(["eval", "--config", str(path), "--seed", "4", "--print-config"]) == 0
     config = build(EvalConfig, parse_toml(capsys.readouterr().out))
     assert config == EvalConfig("rlvr/Math-v0", episodes=3, seed=4, kwargs={"difficulty": 1})
-    args = build_parser().parse_args(["eval", "rlvr/SQL-v0", "--no-progress", "--samples", "2"])
-    assert resolve(EvalConfig, args) == EvalConfig("rlvr/SQL-v0", samples=2, progress=False)
+    args = build_parser().parse_args(
+        ["eval", "rlvr/SQL-v0", "--no-progress", "--samples", "2", "--temperature", "1"]
+    )
+    assert resolve(EvalConfig, args) == EvalConfig(
+        "rlvr/SQL-v0", samples=2, progress=False, sampling=SamplingParams(temperature=1.0)
+    )
 
 
 def test_rlvr_eval_needs_an_env(capsys):

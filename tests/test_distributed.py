@@ -45,8 +45,9 @@ def both_ways(env_id, policy_factory, workers, **settings) -> tuple[EvalReport, 
         ("rlvr/Math-v0", lambda: RandomPolicy(3)),
         ("rlvr/Math-v0", OraclePolicy),  # EnvAware: reads each remote env's reference reply
         ("test/Retry-v0", lambda: FixedPolicy("The answer is \\boxed{3}.")),  # two turns each
+        ("rlvr/Repo-v0", OraclePolicy),  # tools in a sandbox, a workspace per remote env
     ],
-    ids=["random", "oracle", "multi-turn"],
+    ids=["random", "oracle", "multi-turn", "repo"],
 )
 def test_ray_evaluation_gives_the_in_process_records(workers, env_id, policy):
     here, there = both_ways(env_id, policy, workers, episodes=7, seed=11, batch_size=3)

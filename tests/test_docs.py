@@ -50,6 +50,7 @@ EXPECTED_SKIPS = {
     "docs/code.md": 1,  # HumanEval/MBPP files and a hub dataset
     "docs/integrations.md": 3,  # a tool-calling chat model from the hub; a running server (2)
     "docs/math.md": 1,  # hub datasets
+    "docs/repo.md": 1,  # SWE-bench-style tasks of the user's own, and a Docker image
     "docs/sql.md": 2,  # Spider/BIRD files; a PostgreSQL admin DSN
 }
 PAGE_TIME_LIMIT = 300  # seconds for all the blocks of one page

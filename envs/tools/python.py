@@ -78,12 +78,7 @@ class PythonRunner:
         except UnicodeEncodeError:
             raise ToolError("the code contains characters that are not valid Unicode") from None
         limits = self.api.limits(wall_time=self.time_limit, memory=self.memory_mb * 1024 * 1024)
-        job = self.executor().submit(self.api.request(code=code, limits=limits))
-        with off_the_clock():  # other envs' runs ahead in the shared queue: not this call's time
-            job.wait_taken()
-        result = job.result()  # a sandbox stuck well past the time limit: a sandbox error
-        if result.infra_error:
-            raise ToolInfraError(result.describe())
+        result = sandboxed_run(self.executor(), self.api.request(code=code, limits=limits))
         output = result.stdout_text.rstrip()
         if not result.ok:
             details = result.describe()
@@ -109,6 +104,19 @@ class PythonRunner:
             if self._executor is not None and self._owned:
                 self._executor.close()
                 self._executor = None
+
+
+def sandboxed_run(executor: Any, request: Any) -> Any:
+    """Run `request` on `executor` from inside a tool: the wait for a free worker is off the
+    call's clock, and a broken sandbox is a `ToolInfraError` (the agent's own failures, a
+    program that fails or times out, come back in the result)."""
+    job = executor.submit(request)
+    with off_the_clock():  # other envs' runs ahead in the shared queue: not this call's time
+        job.wait_taken()
+    result = job.result()  # a sandbox stuck well past the time limit: a sandbox error
+    if result.infra_error:
+        raise ToolInfraError(result.describe())
+    return result
 
 
 def _cut(text: str) -> str:

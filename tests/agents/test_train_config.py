@@ -23,6 +23,7 @@ from rlvr.agents.learners.grpo import GRPOConfig  # noqa: E402
 from rlvr.agents.learners.ppo import PPOConfig  # noqa: E402
 from rlvr.agents.learners.rloo import RLOOConfig  # noqa: E402
 from rlvr.agents.metrics import read_metrics  # noqa: E402
+from rlvr.agents.policy import SamplingParams  # noqa: E402
 from rlvr.agents.rollouts import EnvSpec  # noqa: E402
 from rlvr.agents.tiny import TinyConfig, TinyModelConfig, WarmStartConfig  # noqa: E402
 from rlvr.agents.train import TrainConfig, train  # noqa: E402
@@ -58,7 +59,7 @@ def test_every_field_has_a_generated_flag(command):
     wanted = {"--" + path.replace("_", "-") for path in field_paths(cls)}
     # tables are reached through their fields (--grpo.lr); each env's id comes from --env ID
     sections = {f"--{name}" for name in LEARNERS}
-    wanted -= {*sections, "--envs.id"} if command == "train" else {"--model"}
+    wanted -= {*sections, "--sampling", "--envs.id"} if command == "train" else {"--model"}
     assert wanted <= flags, wanted - flags
 
 
@@ -99,9 +100,8 @@ def test_todays_flag_names_keep_their_meaning(tmp_path):
         steps=3,
         prompts_per_step=4,
         group_size=5,
-        max_new_tokens=6,
+        sampling=SamplingParams(max_new_tokens=6, temperature=0.7),
         max_turns=2,
-        temperature=0.7,
         eval_every=7,
         eval_episodes=8,
         save_every=9,
@@ -306,7 +306,7 @@ def test_every_number_field_refuses_nan_infinities_and_ints_beyond_64_bits(comma
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("temperature = nan", "temperature must be a finite number, got nan"),
+        ("temperature = nan", "sampling.temperature must be a finite number, got nan"),
         ("time_budget = nan", "time_budget must be a finite number, got nan"),
         ("time_budget = inf", "time_budget must be a finite number, got inf"),
         ("seed = -1", "seed must be in [0, 4294967295]"),

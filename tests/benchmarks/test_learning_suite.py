@@ -236,3 +236,28 @@ def test_the_plan_keeps_a_learners_settings_together():
     _, learners, _ = plan(tasks="selfcorrect", learners="grpo-score@share=1,pin1=5,grpo")
     assert learners == ["grpo-score@share=1,pin1=5", "grpo"]
     assert plan(experiment="selfcorrect", learners="grpo-score,trl")[1] == ["grpo-score", "trl"]
+
+
+def test_repo_demos_are_solved_episodes_and_the_figures_tell_careful_from_hasty():
+    # The repo task's warm start mixes two scripted fixers; its figures must tell them apart.
+    from types import SimpleNamespace
+
+    task = suite.TASKS["repo"]
+    env = gym.make(task.env_id, **dict(task.kwargs))
+    try:
+        careful = [suite._repo_script(env, seed, careful=True) for seed in range(2)]
+        hasty = [suite._repo_script(env, seed, careful=False) for seed in range(2)]
+    finally:
+        env.close()
+    for messages, replies in careful + hasty:
+        assert replies and all(messages[i]["role"] == "assistant" for i in replies)
+        assert replies[-1] == len(messages) - 1  # the episode ends on the agent's submit
+
+    def figures(demos):
+        records = [SimpleNamespace(messages=messages) for messages, _ in demos]
+        found = suite.repo_figures(records)
+        return [found[name] for name in ("tests_before_submit", "read_before_edit", "submitted")]
+
+    assert figures(careful) == [1.0, 1.0, 1.0]
+    assert figures(hasty) == [0.0, 0.0, 1.0]
+    assert figures([(careful[0][0][:1], [])]) == [0.0, 0.0, 0.0]  # the prompt alone: no tool

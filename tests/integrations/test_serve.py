@@ -141,6 +141,19 @@ def test_openenv_client_plays_a_multi_agent_game():
 # --- RemoteEnv: a served env as a Gymnasium env ---------------------------------------------------
 
 
+def test_a_served_repository_episode_is_solved_by_its_oracle():
+    # Repo-v0 runs its shell in the host's sandbox: served from a host (never from an image),
+    # its tools, workspace and grading work over the protocol as in process.
+    with served("rlvr/Repo-v0", "--oracle") as server, openenv_client(server.url) as client:
+        client.reset(seed=1)
+        for _ in range(10):
+            result = client.step({"text": client.state()["oracle_reply"]})
+            if result.done:
+                break
+        assert result.done and result.reward == 1.0
+        assert result.observation["verdict"]["status"] == "correct"
+
+
 def test_remote_env_passes_check_env(math_server):
     env = remote(math_server.url)
     try:

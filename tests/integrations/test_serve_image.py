@@ -86,13 +86,15 @@ def test_the_image_starts_answers_health_and_serves_a_session(image):
         docker("stop", "-t", "10", container)
 
 
-def test_the_code_family_is_refused_without_its_sandbox():
+def test_the_code_and_repo_families_are_refused_without_their_sandbox():
     require_extra("openenv", "serve")
     from rlvr.integrations.serve import ServeConfigError
     from rlvr.integrations.serve_image import build_serve_image
 
-    with pytest.raises(ServeConfigError, match="sandbox"):
+    with pytest.raises(ServeConfigError, match="sandbox.*rlvr serve rlvr/Code-v0"):
         build_serve_image("code")
+    with pytest.raises(ServeConfigError, match="sandbox.*rlvr serve rlvr/Repo-v0"):
+        build_serve_image("repo")
     with pytest.raises(ServeConfigError, match="unknown family 'nope'"):
         build_serve_image("nope")
 

@@ -143,3 +143,22 @@ def test_a_tool_env_becomes_a_trl_environment_whose_tools_run_the_envs():
         1.0,
         0.0,  # ended on a tool call: no final answer, the policy's doing
     ]
+
+
+def test_the_repository_env_trains_in_trl_with_its_workspace_tools():
+    # One workspace per rollout: the model's tool calls edit it, submit grades it, and a
+    # rollout that never submits scores 0 (as the env's own episode would).
+    rows = dataset("rlvr/Repo-v0", n=1, difficulty=1)
+    environment = environment_factory("rlvr/Repo-v0", difficulty=1)()
+    environment.reset(**rows[0])
+    assert "FAILED" in environment.run_tests()
+    fix = decode_task(rows[0]).answer["fix"]
+    assert environment.apply_patch(patch=fix).startswith("Patch applied")
+    assert environment.submit().startswith("Submitted. Correct")
+    unsubmitted = environment_factory("rlvr/Repo-v0", difficulty=1)()
+    unsubmitted.reset(**rows[0])
+    unsubmitted.apply_patch(patch=fix)
+    (correctness,) = reward_funcs("rlvr/Repo-v0", difficulty=1)
+    done = [[{"role": "assistant", "content": "Done."}]]
+    assert call(correctness, rows, done, environments=[environment]) == [1.0]
+    assert call(correctness, rows, done, environments=[unsubmitted]) == [0.0]

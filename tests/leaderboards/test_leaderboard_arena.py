@@ -148,7 +148,10 @@ def test_bad_arena_input_is_one_line(tmp_path: Path, capsys, arguments, message)
         ('name = "x"\nenv = "rlvr/Connect4-v0"\ngames = true', "games must be an int, got bool"),
         ('name = "x"\nenv = "rlvr/Connect4-v0"\nconfidence = nan', "confidence must be a number"),
         ('name = "x"\nenv = "rlvr/Connect4-v0"\n[bootstrap]\nresamples = 9', "not a bootstrap"),
-        ('name = "x"\nenv = "rlvr/Connect4-v0"\n[sampling]\ntemperature = inf', "must be finite"),
+        (
+            'name = "x"\nenv = "rlvr/Connect4-v0"\n[sampling]\ntemperature = inf',
+            "sampling.temperature must be a finite number",
+        ),
     ],
 )
 def test_bad_arena_suites_name_the_problem(text, message):

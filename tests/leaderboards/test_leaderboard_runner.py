@@ -237,7 +237,7 @@ def test_multi_turn_env_runs_and_replays() -> None:
     assert cut.score < 1.0
 
 
-@pytest.mark.parametrize("name", ["math", "sql", "code", "web"])
+@pytest.mark.parametrize("name", ["math", "sql", "code", "web", "repo"])
 def test_builtin_suite_with_real_envs(name: str) -> None:
     """Each built-in suite, shrunk to 3 tasks per env: the oracle scores 1.0 and a re-judge
     reproduces every episode. Suites naming envs not on this branch yet must say which."""

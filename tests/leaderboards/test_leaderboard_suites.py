@@ -100,9 +100,9 @@ def test_unregistered_env_is_named_with_the_fix() -> None:
         ('name = "s"\n[bootstrap]\nresamples = 1000000000\n' + ENV, "resamples must be <= "),
         (
             'name = "s"\n[sampling]\ntemperature = "hot"\n' + ENV,
-            "temperature must be an int or a float",
+            "sampling.temperature: expected a number, got 'hot'",
         ),
-        ('name = "s"\n[sampling]\nstop = "</a>"\n' + ENV, "stop must be an array"),
+        ('name = "s"\n[sampling]\nstop = "</a>"\n' + ENV, "sampling.stop: expected a list of"),
         ('name = "s"\n[sampling]\nstop = [""]\n' + ENV, "non-empty strings"),
         (
             'name = "s"\nsamples = 4\npass_at_k = [4]\n[sampling]\nseed = 1\n' + ENV,
@@ -171,7 +171,7 @@ class _RecordingPolicy:
 
 
 def test_builtin_suites_load_and_pin_versions() -> None:
-    assert builtin_suite_names() == ["all", "code", "demo", "math", "sql", "web"]
+    assert builtin_suite_names() == ["all", "code", "demo", "math", "repo", "sql", "web"]
     ids = {}
     for name in builtin_suite_names():
         suite = load_suite(name)
@@ -180,8 +180,11 @@ def test_builtin_suites_load_and_pin_versions() -> None:
         assert all(env.kwargs.get("split") == "test" for env in suite.envs)
     assert ids["math"] == ["rlvr/Math-v0"]
     assert ids["code"] == ["rlvr/Code-v0"]
+    assert ids["repo"] == ["rlvr/Repo-v0"]
     assert ids["demo"] == ["rlvr/Math-v0"]  # the main job's suite: easy held-out math
-    assert set(ids["all"]) == {i for name in ("math", "sql", "code", "web") for i in ids[name]}
+    assert set(ids["all"]) == {
+        i for name in ("math", "sql", "code", "web", "repo") for i in ids[name]
+    }
     assert load_suite("math").pass_at_k == (1, 4)
 
 

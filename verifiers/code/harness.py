@@ -26,6 +26,11 @@ Report (stdout, one JSON object): `{"load_error": str|None, "results": [...]}` i
 cannot be loaded (a module the sandbox lacks, a syntax error). Test code is loaded before the
 solution's process starts, so that nothing the solution does can make it fail to load.
 
+In `repo` mode (the hidden tests of `rlvr/Repo-v0`, see `rlvr.verifiers.repo`) the solution is a
+repository under `spec["root"]`: each hidden test is a list of calls `{"target": "pkg.mod:func",
+"args", "kwargs"}`, run in a server forked for that test alone, and the report is
+`{"load_error": None, "groups": [[result, ...], ...]}` with results as in `cases` mode.
+
 `replays.py` reuses this runner to replay a solution's calls under other conditions (a fresh
 interpreter with another hash seed, another order, another clock).
 """
@@ -292,6 +297,43 @@ def serve(fd, entry_point, preamble):
         send_message(sock, result)
 
 
+def serve_repo(fd, root):
+    """The server of `repo` mode: imports the repository's modules (from `root`, put first on
+    the import path) as the calls name them, and answers `{"target": "pkg.mod:func", "args",
+    "kwargs"}` like `serve`. Untrusted from the first import on."""
+    import importlib
+
+    sock = socket.socket(fileno=fd)
+    sys.path.insert(0, os.path.abspath(root))
+    os.chdir(root)  # as when a repository's own tests run: from its root
+    functions = {}
+    send_message(sock, {"ready": True})
+    while True:
+        try:
+            message = receive_message(sock)
+        except ChannelClosed:
+            return
+        target = message["target"]
+        try:
+            if target not in functions:
+                module, _, name = target.partition(":")
+                function = importlib.import_module(module)
+                for part in name.split("."):
+                    function = getattr(function, part)
+                functions[target] = function
+            value = functions[target](
+                *decode_value(message["args"]), **decode_value(message["kwargs"])
+            )
+            result = {"value": encode_value(value)}
+        except NotPlainData as exc:
+            result = {"error": "NotPlainData", "names": [], "message": str(exc)}
+        except BaseException as exc:
+            names = [cls.__name__ for cls in type(exc).__mro__ if cls.__module__ == "builtins"]
+            result = {"error": type(exc).__name__, "names": names, "message": str(exc)[:500]}
+        _flush()
+        send_message(sock, result)
+
+
 def _flush():
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(BaseException):
@@ -329,7 +371,7 @@ class Server:
 
     def start(self):
         ours, theirs = socket.socketpair()
-        if self.spec["mode"] == "cases" and not self.spec.get("fresh"):
+        if self.spec["mode"] in ("cases", "repo") and not self.spec.get("fresh"):
             self.pid = os.fork()
             if self.pid == 0:  # nothing secret in our memory in cases mode: fork is enough
                 try:
@@ -339,7 +381,10 @@ class Server:
                         if fd > 2 and fd != keep:
                             with contextlib.suppress(OSError):
                                 os.close(fd)
-                    serve(keep, self.spec["entry_point"], self.spec.get("preamble", ""))
+                    if self.spec["mode"] == "repo":
+                        serve_repo(keep, self.spec["root"])
+                    else:
+                        serve(keep, self.spec["entry_point"], self.spec.get("preamble", ""))
                 finally:
                     os._exit(0)
         else:  # test code is in our memory (or a replay asks for one): a fresh interpreter
@@ -377,13 +422,16 @@ class Server:
             return str(hello["load_error"])
         return None
 
-    def call(self, args, kwargs):
-        """Call the solution; returns a reply dict (`value` / `error`) or raises Aborted."""
+    def call(self, args, kwargs, target=None):
+        """Call the solution (in `repo` mode, the function `target` names); returns a reply
+        dict (`value` / `error`) or raises Aborted."""
         if self.broken:
             raise Aborted(self.broken)
         if self.sock is None:  # test code calling it while it loads, before the solution does
             raise Aborted("the test code calls the solution before the solution is loaded")
         payload = {"args": encode_value(list(args)), "kwargs": encode_value(dict(kwargs))}
+        if target is not None:
+            payload["target"] = target
         self.calls.append(payload)
         try:
             send_message(self.sock, payload)
@@ -493,6 +541,35 @@ def run_cases(spec, holder):
     return {"results": results}
 
 
+def run_repo_tests(spec):
+    """`repo` mode: each hidden test's calls in a fresh server process, forked for that test
+    alone, so that nothing one test's calls do to the interpreter reaches another's. Calls go
+    out as their inputs only; the results come back as `clean_reply` data for the host to
+    compare (the expected values never enter the sandbox)."""
+    groups = []
+    for test in spec["tests"]:
+        server = Server(spec)
+        started = server.start()
+        results = []
+        for call in test:
+            if started is not None or server.broken:
+                results.append({"crash": started or server.broken})
+                continue
+            try:
+                reply = server.call(
+                    decode_value(call["args"]), decode_value(call["kwargs"]), call["target"]
+                )
+            except Aborted as exc:
+                results.append(
+                    {"timeout": True} if "timed out" in str(exc) else {"crash": str(exc)}
+                )
+                continue
+            results.append(clean_reply(reply))
+        server.stop(None)
+        groups.append(results)
+    return {"groups": groups}
+
+
 def load_tests(spec, holder):
     """Set up and compile the test code: `(tests, None)`, or `(None, why)` if it cannot load.
 
@@ -568,6 +645,8 @@ def _restart(spec, holder):
 
 
 def make_report(spec, holder):
+    if spec["mode"] == "repo":
+        return {"load_error": None, **run_repo_tests(spec)}
     tests = None
     if spec["mode"] != "cases":  # before any of the solution's code runs (see load_tests)
         tests, broken = load_tests(spec, holder)

@@ -75,7 +75,39 @@ class UnitTestConfig:
         return Limits(wall_time=self.timeout, memory=self.memory, output=RUN_OUTPUT)
 
 
-class UnitTestVerifier:
+class SandboxUser:
+    """A verifier that runs things in a sandbox: the `executor` given (yours to close), or a
+    handle on the process-wide pool of `backend` taken at first use and released by `close()`."""
+
+    def __init__(
+        self,
+        backend: str,
+        executor: Executor | None = None,
+        backend_options: dict[str, Any] | None = None,
+    ) -> None:
+        self._backend = backend
+        self._executor = executor
+        self._owns_executor = executor is None
+        self._backend_options = dict(backend_options or {})
+        self._lock = threading.Lock()
+
+    def executor(self) -> Executor:
+        with self._lock:
+            if self._executor is None or self._executor.closed:
+                from rlvr.sandboxes import get_executor
+
+                self._executor = get_executor(self._backend, **self._backend_options)
+                self._owns_executor = True
+            return self._executor
+
+    def close(self) -> None:
+        with self._lock:
+            if self._owns_executor and self._executor is not None:
+                self._executor.close()
+            self._executor = None
+
+
+class UnitTestVerifier(SandboxUser):
     """Judges code replies against `CodeTests` in `task.answer`.
 
     Pass an `executor` to share one you manage; otherwise the verifier takes a handle on the
@@ -90,25 +122,7 @@ class UnitTestVerifier:
         backend_options: dict[str, Any] | None = None,
     ) -> None:
         self.config = config or UnitTestConfig()
-        self._executor = executor
-        self._owns_executor = executor is None
-        self._backend_options = dict(backend_options or {})
-        self._lock = threading.Lock()
-
-    def executor(self) -> Executor:
-        with self._lock:
-            if self._executor is None or self._executor.closed:
-                from rlvr.sandboxes import get_executor
-
-                self._executor = get_executor(self.config.backend, **self._backend_options)
-                self._owns_executor = True
-            return self._executor
-
-    def close(self) -> None:
-        with self._lock:
-            if self._owns_executor and self._executor is not None:
-                self._executor.close()
-            self._executor = None
+        super().__init__(self.config.backend, executor, backend_options)
 
     # --- judging --------------------------------------------------------------------------------
 
@@ -147,7 +161,7 @@ class UnitTestVerifier:
         if status is None:  # the sandbox failed: nothing to judge
             return Verdict.error(f"sandbox error: {result.error}")
         output = _tail(result.stderr_text, FEEDBACK_OUTPUT)
-        report = _report(result)
+        report = runner_report(result)
         if report is None:
             why = {
                 ProgramStatus.TIMEOUT: f"ran out of time ({self.config.timeout:g}s)",
@@ -165,7 +179,7 @@ class UnitTestVerifier:
         if tests.cases:
             reveal = self.config.reveal_expected
             outcomes = [
-                _judge_case(case, reply, reveal) for case, reply in _pairs(tests.cases, report)
+                judge_case(case, reply, reveal) for case, reply in _pairs(tests.cases, report)
             ]
             failures = [
                 f"{_call(tests.entry_point, case)} {why}"
@@ -199,7 +213,7 @@ class UnitTestVerifier:
         return Verdict.incorrect(extracted=code, details=details, score=score, **data)
 
 
-def _report(result: ExecResult) -> dict | None:
+def runner_report(result: ExecResult) -> dict | None:
     """The runner's report, only if the runner finished normally and wrote exactly one."""
     if result.status is not ProgramStatus.FINISHED:
         return None
@@ -217,7 +231,9 @@ def _pairs(cases: tuple[CallCase, ...], report: dict):
         yield case, results[index] if index < len(results) else None
 
 
-def _judge_case(case: CallCase, reply: Any, reveal: bool) -> tuple[bool, str]:
+def judge_case(case: CallCase, reply: Any, reveal: bool) -> tuple[bool, str]:
+    """Whether a harness reply (`{"value"}`, `{"error", "names", ...}`, `{"timeout"}`,
+    `{"crash"}`) passes `case`, and if not, why (with the expected value only if `reveal`)."""
     if not isinstance(reply, dict):
         return False, "was not run"
     if reply.get("timeout") is True:
