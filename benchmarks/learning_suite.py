@@ -126,6 +126,19 @@ class Task:
     own `NAME@lr=X` still wins."""
 
 
+# The two ToolMath tasks differ only in their warm start (and title).
+TOOLMATH: dict[str, Any] = {
+    "env_id": "rlvr/ToolMath-v0",
+    "kwargs": {"difficulty": 1},
+    "heldout": {"difficulty": 1, "split": "test"},
+    "max_new_tokens": 48,
+    "max_turns": 3,
+    "eval_episodes": 400,
+    "threshold": 0.2,
+    "budget": 90.0,
+    "eval_every": 45.0,
+}
+TOOLMATH_MODEL = {"hidden_size": 128, "intermediate_size": 512, "heads": 8, "kv_heads": 4}
 TASKS: dict[str, Task] = {
     "math": Task(
         title="Math-v0, 3 families, levels 1-2",
@@ -140,18 +153,10 @@ TASKS: dict[str, Task] = {
     ),
     "toolmath": Task(
         title="ToolMath-v0 level 1 (calculator), natural warm start",
-        env_id="rlvr/ToolMath-v0",
-        kwargs={"difficulty": 1},
-        heldout={"difficulty": 1, "split": "test"},
-        max_new_tokens=48,
-        max_turns=3,
-        eval_episodes=400,
-        threshold=0.2,
-        budget=90.0,
-        eval_every=45.0,
+        **TOOLMATH,
         warm={
             "kind": "tool-mix",
-            "model": {"hidden_size": 128, "intermediate_size": 512, "heads": 8, "kv_heads": 4},
+            "model": TOOLMATH_MODEL,
             "demos": 8000,
             "call_share": 0.5,
             "lr": 1e-3,
@@ -161,18 +166,10 @@ TASKS: dict[str, Task] = {
     ),
     "toolmath-suppressed": Task(
         title="ToolMath-v0 level 1, recover a suppressed skill",
-        env_id="rlvr/ToolMath-v0",
-        kwargs={"difficulty": 1},
-        heldout={"difficulty": 1, "split": "test"},
-        max_new_tokens=48,
-        max_turns=3,
-        eval_episodes=400,
-        threshold=0.2,
-        budget=90.0,
-        eval_every=45.0,
+        **TOOLMATH,
         warm={
             "kind": "tool",
-            "model": {"hidden_size": 128, "intermediate_size": 512, "heads": 8, "kv_heads": 4},
+            "model": TOOLMATH_MODEL,
             "demos": 20000,
             "lr": 1e-3,
             "batch": 32,
