@@ -48,14 +48,16 @@ ROWS = {
 
 
 def overlay(checkout: Path, into: Path) -> dict[str, str]:
-    """An environment whose PYTHONPATH imports `rlvr` from `checkout` (its folders mapped to the
-    import names, as pyproject's package-dir does)."""
+    """An environment whose PYTHONPATH imports `rlvr` from `checkout`: its rlvr/ folder, with the
+    top-level folders linked under it where the checkout does not link them itself (checkouts
+    older than the committed links mapped them with pyproject's package-dir)."""
     package = into / "rlvr"
     package.mkdir(parents=True)
     for entry in (checkout / "rlvr").iterdir():
         (package / entry.name).symlink_to(entry)
     for name in SUBPACKAGES:
-        (package / name).symlink_to(checkout / name)
+        if not (package / name).exists():
+            (package / name).symlink_to(checkout / name)
     return {**os.environ, "PYTHONPATH": str(into)}
 
 
