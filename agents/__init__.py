@@ -40,7 +40,7 @@ _LAZY = {
     "GRPOConfig": "rlvr.agents.learners.grpo",
     "PPOConfig": "rlvr.agents.learners.ppo",
     "RLOOConfig": "rlvr.agents.learners.rloo",
-    "TrainConfig": "rlvr.agents.train",
+    "TrainConfig": "rlvr.agents.train_config",
 }
 
 

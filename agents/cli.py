@@ -2,9 +2,9 @@
 `rlvr tiny` (build a tiny warm-started model offline).
 
 Each command's flags are generated from its config dataclass (`EvalConfig` below,
-`rlvr.agents.train.TrainConfig`, `rlvr.agents.tiny.TinyConfig`) by `rlvr.config`, which is the one
-place their defaults and help live. Each also starts from a TOML file (`--config run.toml`, flags
-win) and prints its resolved config without running (`--print-config`).
+`rlvr.agents.train_config.TrainConfig`, `rlvr.agents.tiny.TinyConfig`) by `rlvr.config`, which is
+the one place their defaults and help live. Each also starts from a TOML file (`--config
+run.toml`, flags win) and prints its resolved config without running (`--print-config`).
 """
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ def _train_config_class() -> type:
     from rlvr.agents.errors import require_agents_extra
 
     require_agents_extra("rlvr train")
-    from rlvr.agents.train import TrainConfig
+    from rlvr.agents.train_config import TrainConfig
 
     return TrainConfig
 

@@ -3,23 +3,25 @@
 - **Dynamic sampling** (Yu et al., 2025, DAPO): a group whose rewards are all equal has zero
   advantage in GRPO, so it costs a rollout and a forward/backward and teaches nothing (and under
   a token-mean loss it also dilutes the step of the groups that do teach). `informative_groups`
-  keeps the groups whose rewards differ; the trainer samples more tasks until the step has
-  `prompts_per_step` of them or `max_sampling_rounds` rounds were played.
+  keeps the groups whose rewards differ; `sample_informative` samples more tasks until the step
+  has `prompts_per_step` of them or `max_sampling_rounds` rounds were played.
 - **Curriculum**: `DifficultyCurriculum` keeps, per env, the level of an env argument
   (`difficulty` by default) its training tasks are drawn at, and moves it once the mean reward
   of the last `window` episodes at that level crosses `promote_at` (up) or `demote_at` (down).
-  Held-out evaluation is untouched: it keeps the env's own kwargs.
+  Held-out evaluation is untouched: it keeps the env's own kwargs. The rollouts play each env
+  through one spec per level (`rollout_specs`), the level set in its kwargs.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rlvr.agents.rollouts import Episode
+from rlvr.agents.rollouts import EnvSpec, Episode
 from rlvr.config import check_numbers
 
 
@@ -57,6 +59,32 @@ def renumber(groups: Sequence[Sequence[Episode]]) -> list[Episode]:
         for number, members in enumerate(groups)
         for episode in members
     ]
+
+
+def sample_informative(
+    episodes: list[Episode], sample: Callable[[int], list[Episode]], wanted: int, max_rounds: int
+) -> tuple[list[Episode], list[Episode], int]:
+    """Dynamic sampling from a step's first batch `episodes`: while it has fewer than `wanted`
+    informative groups and fewer than `max_rounds` rounds were played, `sample(count)` plays
+    `count` more tasks. Returns the episodes to train on (the first `wanted` informative groups,
+    renumbered), every episode sampled, and the rounds played."""
+    sampled, kept, rounds = list(episodes), informative_groups(episodes), 1
+    while len(kept) < wanted and rounds < max_rounds:
+        missing = wanted - len(kept)
+        # draw as many tasks as the informative share so far says are needed (a full batch
+        # at most), not one round per missing group
+        share = max(len(kept), 1) / (rounds * wanted)
+        more = sample(min(wanted, math.ceil(missing / share)))
+        # sampled groups keep distinct numbers across rounds (for the flat-group share)
+        offset = max(episode.group for episode in sampled) + 1
+        for episode in more:
+            episode.group += offset
+        sampled += more
+        kept += informative_groups(more)
+        rounds += 1
+    if not kept:  # nothing to learn from: hand over the first batch (the update is zero)
+        return episodes, sampled, rounds
+    return renumber(kept[:wanted]), sampled, rounds
 
 
 @dataclass(frozen=True)
@@ -131,3 +159,20 @@ class DifficultyCurriculum:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.index = int(state["index"])
         self.rewards = deque(state["rewards"], maxlen=self.config.window)
+
+
+def rollout_specs(
+    envs: Sequence[EnvSpec], curriculum: CurriculumConfig | None
+) -> tuple[list[EnvSpec], list[tuple[int, int | None]]]:
+    """The specs the rollouts play, and for each its (env index, curriculum level): the envs as
+    given, or with a curriculum one spec per env and level (the level set in its kwargs)."""
+    if curriculum is None:
+        return list(envs), [(env, None) for env in range(len(envs))]
+    specs: list[EnvSpec] = []
+    levels: list[tuple[int, int | None]] = []
+    for env, spec in enumerate(envs):
+        for level in curriculum.levels:
+            kwargs = {**spec.kwargs, curriculum.argument: level}
+            specs.append(dataclasses.replace(spec, kwargs=kwargs))
+            levels.append((env, level))
+    return specs, levels

@@ -1,4 +1,5 @@
-"""Training metrics: one JSON line per row, mirrored to TensorBoard, and learning-curve plots.
+"""Training metrics: one JSON line per row, mirrored to TensorBoard, a progress bar, and
+learning-curve plots.
 
 Each row has `step` and the metrics logged at that step, with namespaced names
 (`rollout/reward_mean`, `losses/policy`, `eval/success_rate`, `time/train_seconds`, ...).
@@ -75,6 +76,48 @@ def _plain(value: Any) -> Any:
     return (
         float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
     )
+
+
+_TQDM: dict[str, Any] = {"desc": "train", "dynamic_ncols": True}
+
+
+class ProgressBar:
+    """A training run's progress bar (tqdm): the steps done, or with a time budget the training
+    seconds spent, and the latest training reward and held-out success rate."""
+
+    def __init__(
+        self, steps: int, time_budget: float | None, step: int, train_seconds: float
+    ) -> None:
+        from tqdm.auto import tqdm
+
+        self.time_budget = time_budget
+        if time_budget is not None:  # the budget is what ends such a run: count its seconds
+            done = min(train_seconds, time_budget)
+            seconds = "{l_bar}{bar}| {n:.0f}/{total:.0f} s [{elapsed}<{remaining}{postfix}]"
+            self.bar = tqdm(total=time_budget, initial=done, bar_format=seconds, **_TQDM)
+        else:
+            self.bar = tqdm(total=steps, initial=step, unit="step", **_TQDM)
+
+    def advance(
+        self, step: int, train_seconds: float, metrics: Mapping[str, float], held_out: float
+    ) -> None:
+        """Show step `step` done, with its `metrics` and the latest `held_out` success rate."""
+        if self.time_budget is not None:
+            self.bar.update(min(train_seconds, self.time_budget) - self.bar.n)
+        else:
+            self.bar.update(1)
+        postfix = _postfix({**metrics, "eval/success_rate": held_out})
+        self.bar.set_postfix({"step": step, **postfix} if self.time_budget else postfix)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _postfix(metrics: Mapping[str, float | None]) -> dict[str, str]:
+    shown = {"reward": metrics.get("rollout/reward_mean")}
+    if "eval/success_rate" in metrics:
+        shown["held_out"] = metrics["eval/success_rate"]
+    return {key: f"{value:.3f}" for key, value in shown.items() if value is not None}
 
 
 def read_metrics(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

@@ -289,7 +289,7 @@ def test_toml_blocks_are_valid_suites_or_train_configs(tmp_path):
 def _check_train_config(path: Path) -> None:
     require_extra("torch", "agents")
     from rlvr.agents.rollouts import check_env_specs
-    from rlvr.agents.train import TrainConfig
+    from rlvr.agents.train_config import TrainConfig
     from rlvr.config import build, parse_toml, read_config, to_toml
 
     config = read_config(TrainConfig, path)  # raises ConfigError naming file and key

@@ -80,3 +80,16 @@ def test_leaderboards_importing_the_trainer_fails_the_check(checkout):
     assert result.returncode == 1, result.stdout + result.stderr
     assert "rlvr.leaderboards is not allowed to import rlvr.agents.train" in result.stdout
     assert "rlvr.leaderboards._agents_probe -> rlvr.agents.train (l.2)" in result.stdout
+
+
+def test_the_trainer_loop_importing_the_leaderboards_fails_the_check(checkout):
+    # the one excepted upward import is held-out evaluation's (rlvr.agents.held_out): the rest of
+    # the trainer, the loop included, keeps to the layers
+    trainer = checkout / "agents" / "train.py"
+    probe = "\n\ndef _probe():\n    from rlvr.leaderboards import run_suite\n\n"
+    probe += "    return run_suite\n"
+    trainer.write_text(trainer.read_text() + probe)
+    result = lint_imports(checkout)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "rlvr.agents is not allowed to import rlvr.leaderboards" in result.stdout
+    assert "rlvr.agents.train -> rlvr.leaderboards" in result.stdout, result.stdout

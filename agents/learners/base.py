@@ -210,11 +210,13 @@ _SECTIONED: list[type] = []  # the config classes that were given a section per 
 
 def register_learner(kind: LearnerKind) -> LearnerKind:
     """Add `kind` to the table (replacing one of the same name). `TrainConfig` makes its sections
-    from the table when `rlvr.agents.train` is first imported: register before that."""
+    from the table when `rlvr.agents.train_config` (which `rlvr.agents.train` imports) is first
+    imported: register before that."""
     if _SECTIONED:
         raise RuntimeError(
-            f"register learner {kind.name!r} before importing rlvr.agents.train: TrainConfig "
-            "has a section per learner, made from the table when the module loads"
+            f"register learner {kind.name!r} before importing rlvr.agents.train (or "
+            "rlvr.agents.train_config): TrainConfig has a section per learner, made from the "
+            "table when its module loads"
         )
     LEARNERS[kind.name] = kind
     return kind

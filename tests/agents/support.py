@@ -254,7 +254,7 @@ def train_config(tiny_path: Path, out: Path, **overrides: Any) -> Any:
     from rlvr.agents.learners.ppo import PPOConfig
     from rlvr.agents.policy import SamplingParams
     from rlvr.agents.rollouts import EnvSpec
-    from rlvr.agents.train import TrainConfig
+    from rlvr.agents.train_config import TrainConfig
 
     sampling_names = {field.name for field in dataclasses.fields(SamplingParams)} - {"seed"}
     sampling = {"max_new_tokens": 8} | {

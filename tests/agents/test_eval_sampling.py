@@ -11,9 +11,10 @@ import pytest
 pytest.importorskip("torch")
 
 from rlvr.agents.cli import EvalConfig
+from rlvr.agents.held_out import EVAL_SEED
 from rlvr.agents.metrics import read_metrics
 from rlvr.agents.policy import SamplingParams
-from rlvr.agents.train import EVAL_SEED, train
+from rlvr.agents.train import train
 from rlvr.cli import main
 from tests.agents.support import train_config
 
@@ -125,7 +126,7 @@ def test_one_sampling_flag_keeps_the_commands_other_sampling_defaults():
     """A table given in part used to start from `SamplingParams`' defaults, not the command's:
     `--max-new-tokens 8` made `rlvr eval` sample at temperature 1, `--temperature 0.7` gave
     `rlvr train` replies of 256 tokens instead of 64."""
-    from rlvr.agents.train import TrainConfig
+    from rlvr.agents.train_config import TrainConfig
     from rlvr.cli import build_parser
     from rlvr.config import resolve
 

@@ -20,7 +20,7 @@ from rlvr.agents.learners.base import (  # noqa: E402
     register_learner,
     with_learner_sections,
 )
-from rlvr.agents.train import TrainConfig  # noqa: E402
+from rlvr.agents.train_config import TrainConfig  # noqa: E402
 from rlvr.cli import build_parser  # noqa: E402
 from tests.agents.support import train_config  # noqa: E402
 

@@ -12,7 +12,15 @@ from rlvr.agents.policy import Policy, TrainablePolicy
 from tests.conftest import require_extra
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
-USERS = ["rollouts.py", "learners/common.py", "learners/grpo.py", "learners/ppo.py", "train.py"]
+USERS = [
+    "rollouts.py",
+    "learners/common.py",
+    "learners/grpo.py",
+    "learners/ppo.py",
+    "train.py",
+    "checkpoints.py",
+    "held_out.py",
+]
 
 
 def members(protocol: type) -> set[str]:
@@ -35,9 +43,10 @@ def used_on_policies(source: str) -> set[str]:
 
 def test_the_protocol_lists_exactly_what_the_learners_and_the_collector_use():
     used = set().union(*(used_on_policies((AGENTS / name).read_text()) for name in USERS))
-    # The trainer also evaluates the policy (`evaluate(env_id, policy)`), which calls `generate`:
-    # that part is the `Policy` protocol, which `TrainablePolicy` extends.
-    assert "evaluate(" in (AGENTS / "train.py").read_text()
+    # The trainer also evaluates the policy (`evaluate(env_id, policy)` in its held-out
+    # evaluation), which calls `generate`: that part is the `Policy` protocol, which
+    # `TrainablePolicy` extends.
+    assert "evaluate(" in (AGENTS / "held_out.py").read_text()
     assert issubclass(TrainablePolicy, Policy)
     assert members(TrainablePolicy) == used
     assert members(Policy) == {"generate"}

@@ -19,7 +19,7 @@ from rlvr.agents.learners.rloo import (  # noqa: E402
 )
 from rlvr.agents.metrics import read_metrics  # noqa: E402
 from rlvr.agents.rollouts import Episode  # noqa: E402
-from rlvr.agents.train import TrainConfig  # noqa: E402
+from rlvr.agents.train_config import TrainConfig  # noqa: E402
 from rlvr.cli import main  # noqa: E402
 from rlvr.config import read_config  # noqa: E402
 from rlvr.rollout import EpisodeRecord  # noqa: E402

@@ -824,3 +824,46 @@ def test_held_out_evaluation_asks_each_task_once_and_reports_its_standard_error(
     assert first[f"eval/{FEW}/success_rate_se"] == pytest.approx(math.sqrt(0.25 / 6))
     assert first["eval/success_rate_se"] == first[f"eval/{FEW}/success_rate_se"]
     assert again == {**first, "time/train_seconds": again["time/train_seconds"]}
+
+
+# Every name `rlvr.agents.train` gave before the trainer was split into modules (issue 28): user
+# code imports them from there, so each is still given, as the object of its defining module.
+TRAIN_MODULE_NAMES = {
+    "rlvr.agents.train": ["Trainer", "TrainResult", "train", "prepare"],
+    "rlvr.agents.train_config": [
+        "TrainConfig",
+        "OLD_SAMPLING_KEYS",
+        "check_envs",
+        "make_policy_check",
+    ],
+    "rlvr.agents.checkpoints": [
+        "CHECKPOINT_KEYS",
+        "MAY_CHANGE_ON_RESUME",
+        "SEAT_STATE",
+        "latest_checkpoint",
+    ],
+    "rlvr.agents.held_out": ["EVAL_SEED"],
+    "rlvr.agents.rollout_metrics": [
+        "InfraErrorRate",
+        "InfraErrorWindow",
+        "infra_error_counts",
+        "rollout_metrics",
+    ],
+    "rlvr.agents.curriculum": ["CurriculumConfig", "rollout_specs"],
+    "rlvr.agents.rollouts": ["EnvSpec"],
+    "rlvr.agents.hf": ["LoraSettings"],
+    "rlvr.agents.policy": ["SamplingParams"],
+    "rlvr.agents.selfplay": ["SelfPlayConfig"],
+}
+
+
+def test_the_trainer_module_still_gives_every_name_it_gave():
+    import importlib
+
+    import rlvr.agents.train as trainer_module
+
+    for module_name, names in TRAIN_MODULE_NAMES.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            assert getattr(trainer_module, name) is getattr(module, name), name
+            assert name in trainer_module.__all__, name  # `import *` gives it too

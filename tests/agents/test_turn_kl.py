@@ -183,7 +183,7 @@ def test_ppo_pays_the_penalty_only_on_the_turns_it_is_set_for(tiny_path):
 
 
 def test_turn_weights_from_the_command_line():
-    from rlvr.agents.train import TrainConfig
+    from rlvr.agents.train_config import TrainConfig
     from rlvr.cli import build_parser
     from rlvr.config import resolve
 
