@@ -45,10 +45,10 @@ def test_last_tagged(reply, expected):
     ["\n" * 1_000_000, "\t\n" * 500_000, "<answer>" * 200_000, "answer:" + " " * 1_000_000 + "x"],
 )
 def test_adversarial_replies_are_read_in_linear_time(reply):
-    start = time.perf_counter()
+    start = time.process_time()
     last_answer_line(reply)
     last_tagged(reply, "answer")
-    assert time.perf_counter() - start < 2.0  # the regular expressions took hours on these
+    assert time.process_time() - start < 2.0  # the regular expressions took hours on these
 
 
 def test_shorten_notes_what_it_cut():

@@ -86,9 +86,9 @@ def test_numeric_verifier(reply, answer, status):
 def test_adversarial_final_answers_are_judged_fast_and_echoed_short(reply):
     env = gym.make("rlvr/ToolMath-v0")
     env.reset(seed=0)
-    start = time.perf_counter()
+    start = time.process_time()
     observation, reward, terminated, _, _ = env.step(reply)
-    assert time.perf_counter() - start < 2.0  # 20,000 newlines took 6 s, 10 MB forever
+    assert time.process_time() - start < 2.0  # 20,000 newlines took 6 s, 10 MB forever
     assert (reward, terminated) == (0.0, True)
     assert len(observation) < 500
     env.close()

@@ -84,9 +84,9 @@ def test_unreadable_tagged_blocks_are_reported_not_ignored():
 
 def test_parsing_an_adversarial_reply_is_fast():
     reply = '{"a":' * 20_000 + "[{" * 20_000
-    start = time.perf_counter()
+    start = time.process_time()
     parse_tool_calls(reply)
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
 
 
 def test_only_the_first_code_blocks_are_decoded():
@@ -120,9 +120,9 @@ def test_a_huge_call_is_refused_unread():
     keys = ", ".join(f"'k{i}': {i}" for i in range(300_000))  # 4 MB: ast took seconds and GBs
     env = CounterEnv()
     env.reset(seed=0)
-    start = time.perf_counter()
+    start = time.process_time()
     observation, *_ = env.step(f"<tool_call>{{'name': 'increment', 'arguments': {{{keys}}}}}")
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
     assert observation.endswith(f"block: it is longer than {MAX_CALL_CHARS} characters")
 
 
@@ -438,10 +438,10 @@ def test_calculator_is_exact(expression, expected):
     ],
 )
 def test_calculator_refuses_what_it_must(expression, message):
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(CalculatorError, match=message.replace("(", r"\(")):
         evaluate(expression)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
 
 
 def test_calculator_tool_reports_errors_as_messages():

@@ -119,9 +119,9 @@ def test_no_answer():
 def test_extraction_is_linear_on_adversarial_text():
     # Many unclosed openers of every kind: a backtracking pattern would take minutes here.
     reply = ("\\boxed{" * 5000) + ("<answer>" * 5000) + ("answer is " * 5000)
-    start = time.perf_counter()
+    start = time.process_time()
     extract_answers(reply)
     extract_answers("answer" + " " * 100_000 + "x")  # a phrase with space but no colon
     extract_answers(("\n" + " " * 50) * 2000 + "final answer")  # heading-like lines
     extract_answers("</think>" + "{" * 60000)
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0

@@ -113,7 +113,7 @@ def test_a_hostile_reply_is_read_quickly():
     env = Connect4Env()
     env.reset(seed=0)
     reply = "<move>" * 10_000 + "</move>" * 2
-    start = time.perf_counter()
+    start = time.process_time()
     env.step(reply)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
     assert env._cumulative_rewards["player_0"] == -1.0

@@ -70,10 +70,10 @@ def test_anything_else_is_ill_posed_with_a_reason(text, why):
 
 
 def test_hostile_problems_are_refused_quickly():
-    start = time.perf_counter()
+    start = time.process_time()
     for text in ["(" * 100_000, "x" * 100_000, "9^9^9^9^9", "((9^10)^10)^10" * 10]:
         assert pose(text).answer is None
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
 
 
 @pytest.mark.parametrize(

@@ -92,9 +92,9 @@ def test_answers_are_matched_after_normalisation(reply, gold, status):
 
 @pytest.mark.parametrize("reply", ["\n" * 20_000, "<answer>" * 20_000, "\t\n" * 10_000])
 def test_adversarial_answers_are_judged_fast(reply):
-    start = time.perf_counter()
+    start = time.process_time()
     verdict = NormalizedMatchVerifier().verify(reply, Task("t", "q", "Velmora"))
-    assert time.perf_counter() - start < 1.0  # the regular expressions took seconds to hours
+    assert time.process_time() - start < 1.0  # the regular expressions took seconds to hours
     assert verdict.status.value in ("incorrect", "unparsable")
 
 
