@@ -3,8 +3,8 @@
 Observation: the text the agent sees now (the task prompt after `reset`, feedback after a step).
 Action: the agent's reply, a `str`. An env is built from a judge (`rlvr.envs.judge`: poses tasks,
 judges replies) and an interaction (`rlvr.envs.interactions`: how an episode unfolds around the
-judge), or a subclass says itself how an episode starts and how a reply is answered. Either way
-the base class owns the bookkeeping every text environment needs:
+judge), the one way to write a single-agent env (docs/design.md). The base class owns the
+bookkeeping every text environment needs:
 
 - `info["messages"]`: the whole conversation as chat messages, system prompt first, so an agent
   using a chat template needs no bookkeeping of its own;
@@ -69,8 +69,9 @@ class TextEnv(CheckedArguments, gym.Env[str, str]):
 
     `TextEnv(judge, interaction)` is a whole env: the judge poses each episode's task (drawn
     with `self.np_random`, or pinned by the reset options) and judges replies; the interaction
-    (default `SingleTurn()`: one reply, judged) runs the episode. Without a judge, a subclass
-    implements `_start`, `_answer` and `oracle_reply` itself.
+    (default `SingleTurn()`: one reply, judged) runs the episode. (A subclass of an earlier
+    release may still implement `_start`, `_answer` and `oracle_reply` itself, without a judge;
+    new envs put that code in a judge and an interaction.)
 
     Arguments:
         judge: poses tasks and judges replies (`rlvr.envs.judge.Judge`), or None.
@@ -125,7 +126,8 @@ class TextEnv(CheckedArguments, gym.Env[str, str]):
         self._done = True
         self._started = False
 
-    # --- what subclasses without a judge implement --------------------------------------------
+    # --- the episode, run by the judge and the interaction ----------------------------------------
+    # (a judge-less subclass of an earlier release overrides these three itself)
 
     def _start(self, options: dict[str, Any]) -> Start:
         """Begin an episode (choose the task with `self.np_random` or from `options`)."""

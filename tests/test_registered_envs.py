@@ -6,9 +6,11 @@ import gymnasium as gym
 import pytest
 
 import rlvr.envs
-from rlvr.envs import check_env
+from rlvr.envs import Judge, TextEnv, check_env
+from rlvr.envs.interactions import Interaction
 
 ENV_IDS = rlvr.envs.rlvr_env_ids()
+EPISODE_HOOKS = ("_start", "_answer", "oracle_reply")
 CARD_SECTIONS = (
     "Description",
     "Action Space",
@@ -34,6 +36,41 @@ def test_check_env(env_id):
         check_env(env)
     finally:
         env.close()
+
+
+def episode_code_of_its_own(env: gym.Env) -> list[str]:
+    """What keeps `env` from being `TextEnv(judge, interaction)`: the hooks it overrides, or the
+    part it lacks (empty for an env written the one way, docs/design.md)."""
+    base = env.unwrapped
+    if not isinstance(base, TextEnv):
+        return [f"{type(base).__name__} is not a TextEnv"]
+    problems = [
+        f"{type(base).__name__} overrides TextEnv.{hook}"
+        for hook in EPISODE_HOOKS
+        if getattr(type(base), hook) is not getattr(TextEnv, hook)
+    ]
+    if not isinstance(base.judge, Judge):
+        problems.append(f"{type(base).__name__} has no judge")
+    if not isinstance(base.interaction, Interaction):
+        problems.append(f"{type(base).__name__} has no interaction")
+    return problems
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_env_is_a_judge_and_an_interaction(env_id):
+    env = gym.make(env_id)
+    try:
+        assert episode_code_of_its_own(env) == []
+    finally:
+        env.close()
+
+
+def test_an_env_running_episodes_of_its_own_is_told_apart():
+    from tests.envs.toy_envs import GuessNumberEnv  # implements the hooks itself
+
+    assert episode_code_of_its_own(GuessNumberEnv()) == [
+        f"GuessNumberEnv overrides TextEnv.{hook}" for hook in EPISODE_HOOKS
+    ] + ["GuessNumberEnv has no judge", "GuessNumberEnv has no interaction"]
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)

@@ -1,9 +1,10 @@
-"""Tool use: tools as Python callables with JSON schemas, reading tool calls from replies, the
-`ToolUse` interaction and the `ToolEnv` base class. See docs/multiturn.md."""
+"""Tool use: tools as Python callables with JSON schemas, reading tool calls from replies and
+the `ToolUse` interaction: a tool env is `TextEnv(judge, ToolUse(tools))`. See docs/multiturn.md.
+`ToolEnv` is deprecated (importable for one release, with a `DeprecationWarning`)."""
 
 from rlvr.envs.errors import ToolError, ToolInfraError
 from rlvr.envs.tools.calculator import CalculatorError, calculator_tool, evaluate
-from rlvr.envs.tools.env import ToolEnv, ToolUse, VerifiableToolEnv
+from rlvr.envs.tools.env import ToolUse, VerifiableToolEnv, deprecated_names
 from rlvr.envs.tools.parsing import ParsedReply, ToolCall, format_tool_call, parse_tool_calls
 from rlvr.envs.tools.tool import (
     Tool,
@@ -19,7 +20,6 @@ __all__ = [
     "ParsedReply",
     "Tool",
     "ToolCall",
-    "ToolEnv",
     "ToolError",
     "ToolInfraError",
     "ToolResult",
@@ -34,3 +34,6 @@ __all__ = [
     "tool",
     "validate_arguments",
 ]
+
+
+__getattr__ = deprecated_names(__name__)  # ToolEnv, deprecated

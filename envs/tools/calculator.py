@@ -82,7 +82,7 @@ def _exact_decimal(value: Fraction) -> str | None:
 
 
 def calculator_tool(timeout: float = 2.0) -> Tool:
-    """The calculator as a tool for `ToolEnv`s."""
+    """The calculator as a tool for tool envs (`ToolUse`)."""
 
     def calculator(expression: str) -> str:
         return format_number(evaluate(expression))

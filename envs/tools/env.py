@@ -1,6 +1,7 @@
-"""Tool use: the `ToolUse` interaction (tool calls, then a final answer), `VerifiableToolEnv`
-(tools around any single-turn env's judge) and `ToolEnv` (the base of tool envs written without
-a judge).
+"""Tool use: the `ToolUse` interaction (tool calls, then a final answer) and `VerifiableToolEnv`
+(tools around any single-turn env's judge). A tool env is `TextEnv(judge, ToolUse(tools))`;
+`ToolEnv`, the base of tool envs written without a judge, is deprecated (importable for one
+release, with a `DeprecationWarning`; docs/multiturn.md#migrating-from-toolenv).
 
 Each reply either calls tools or gives the final answer. A reply with tool calls gets the
 results back as one `tool` message (reward 0, the episode goes on); a reply without one is the
@@ -11,6 +12,7 @@ final answer, judged by the judge. A tool may also end the episode itself by ret
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -251,10 +253,34 @@ class VerifiableToolEnv(TextEnv):
         self.env.close()  # the env the judge came from (closing the judge twice is harmless)
 
 
-class ToolEnv(TextEnv):
-    """Base class of tool-use envs without a judge. Subclasses implement `_begin`,
-    `episode_tools`, `_final` and `oracle_reply`, and may override `_end_episode` to release
-    per-episode state; the `ToolUse` interaction (`self.interaction`) runs the calls.
+TOOL_ENV_DEPRECATION = (
+    "rlvr.envs.tools.ToolEnv is deprecated and will be removed in the next release: build a "
+    "tool env as TextEnv(judge, ToolUse(tools)), and for tools bound to the episode subclass "
+    "ToolUse (episode_tools, end_episode); see docs/multiturn.md#migrating-from-toolenv"
+)
+
+
+def deprecated_names(module: str) -> Callable[[str], Any]:
+    """The `__getattr__` of a module that still gives `ToolEnv`: it warns, naming the
+    replacement, at the line that asked for the name (`import` or attribute)."""
+
+    def module_getattr(name: str) -> Any:
+        if name == "ToolEnv":
+            warnings.warn(TOOL_ENV_DEPRECATION, DeprecationWarning, stacklevel=2)
+            return _ToolEnv
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return module_getattr
+
+
+__getattr__ = deprecated_names(__name__)
+
+
+class _ToolEnv(TextEnv):
+    """Deprecated (`TOOL_ENV_DEPRECATION`): the base class of tool-use envs without a judge,
+    kept for one release. Subclasses implement `_begin`, `episode_tools`, `_final` and
+    `oracle_reply`, and may override `_end_episode` to release per-episode state; the `ToolUse`
+    interaction (`self.interaction`) runs the calls.
 
     Arguments: `system_prompt` (instructions put before the tool descriptions), and `ToolUse`'s:
     `describe_tools`, `final_instructions`, `tool_timeout`, `max_calls_per_reply`,

@@ -1,4 +1,5 @@
-"""Tool calls: parsing, schemas, the toolbox's error handling, the ToolEnv loop, the calculator."""
+"""Tool calls: parsing, schemas, the toolbox's error handling, the ToolUse loop (and the
+deprecated ToolEnv), the calculator."""
 
 from __future__ import annotations
 
@@ -11,17 +12,27 @@ from typing import Literal
 import gymnasium as gym
 import pytest
 
-from rlvr.envs import EnvConfigError, Outcome, Start, Verdict, check_env, register_task_env
+from rlvr.envs import (
+    EnvConfigError,
+    Outcome,
+    Start,
+    TaskJudge,
+    TextEnv,
+    Verdict,
+    check_env,
+    register_task_env,
+)
 from rlvr.envs.errors import ToolError, ToolInfraError
 from rlvr.envs.tools import (
     CalculatorError,
     Tool,
     Toolbox,
     ToolCall,
-    ToolEnv,
+    ToolUse,
     VerifiableToolEnv,
     calculator_tool,
     evaluate,
+    format_tool_call,
     off_the_clock,
     parse_tool_calls,
     tool,
@@ -109,7 +120,7 @@ def test_only_the_first_code_blocks_are_decoded():
 def test_deep_or_non_json_calls_are_errors_not_exceptions(reply):
     parsed = parse_tool_calls(reply)
     assert not parsed.calls
-    env = CounterEnv()
+    env = counter_env()
     env.reset(seed=0)
     observation, reward, terminated, _, info = env.step(reply)
     assert reward == 0.0 and not info["infra_error"]
@@ -118,7 +129,7 @@ def test_deep_or_non_json_calls_are_errors_not_exceptions(reply):
 
 def test_a_huge_call_is_refused_unread():
     keys = ", ".join(f"'k{i}': {i}" for i in range(300_000))  # 4 MB: ast took seconds and GBs
-    env = CounterEnv()
+    env = counter_env()
     env.reset(seed=0)
     start = time.process_time()
     observation, *_ = env.step(f"<tool_call>{{'name': 'increment', 'arguments': {{{keys}}}}}")
@@ -127,7 +138,7 @@ def test_a_huge_call_is_refused_unread():
 
 
 def test_a_reply_of_many_unreadable_blocks_gets_a_short_answer():
-    env = CounterEnv(max_calls_per_reply=3)
+    env = counter_env(max_calls_per_reply=3)
     env.reset(seed=0)
     observation, *_ = env.step("<tool_call></tool_call>" * 20_000)
     assert observation.count("Error: could not read") == 3
@@ -273,44 +284,54 @@ def test_time_a_tool_waits_off_the_clock_never_counts_against_its_limit():
         pass
 
 
-# --- the ToolEnv loop ----------------------------------------------------------------------------
+# --- the ToolUse loop ----------------------------------------------------------------------------
+
+COUNT_TASKS = [{"id": f"count-{n}", "prompt": f"Reach {n}.", "answer": n} for n in (2, 3, 4)]
 
 
-class CounterEnv(ToolEnv):
-    """Count to the task's target with an `increment` tool, then say the number."""
+def said_the_target(reply: str, task) -> bool:
+    return reply.strip() == str(task.answer)
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.count = 0
 
-    def _begin(self, options):
+class Counter(ToolUse):
+    """Count to the task's target with an `increment` tool, then say the number: the final
+    answer earns 1 only when the calls reached it too."""
+
+    def episode_tools(self, env, task):
         self.count = 0  # per-episode state, reset by every episode
-        self.target = 2 + int(self.np_random.integers(3)) if "task_index" not in options else 2
-        return Start(prompt=f"Reach {self.target}.", task_id=f"count-{self.target}")
 
-    def episode_tools(self):
         def increment() -> int:
             self.count += 1
             return self.count
 
         return [Tool.from_function(increment), TOOLBOX.by_name["boom"]]
 
-    def _final(self, reply):
-        correct = reply.strip() == str(self.target) == str(self.count)
-        return Outcome("done", 1.0 if correct else 0.0, True, verdict=Verdict.correct())
+    def answer(self, env, reply):
+        return self.run(reply, lambda final: self.judge_final(env, final))
 
-    def oracle_reply(self):
-        if self.count < self.target:
-            return '<tool_call>{"name": "increment", "arguments": {}}</tool_call>'
-        return str(self.target)
+    def judge_final(self, env, final):
+        if self.count != env.task.answer:
+            return Outcome("You did not count.", 0.0, True, verdict=Verdict.incorrect())
+        return env.judge.judge(final, env.task)
+
+    def oracle_reply(self, env):
+        if self.count < env.task.answer:
+            return format_tool_call("increment")
+        return str(env.task.answer)
+
+
+def counter_env(interaction: Counter | None = None, **tool_use_kwargs) -> TextEnv:
+    return TextEnv(
+        TaskJudge(COUNT_TASKS, said_the_target), interaction or Counter(**tool_use_kwargs)
+    )
 
 
 def test_tool_env_loop_passes_check_env():
-    check_env(CounterEnv())
+    check_env(counter_env())
 
 
 def test_tool_env_returns_tool_messages_and_keeps_going_after_bad_calls():
-    env = CounterEnv(max_calls_per_reply=2)
+    env = counter_env(max_calls_per_reply=2)
     _, info = env.reset(seed=0)
     assert [spec["function"]["name"] for spec in info["tools"]] == ["increment", "boom"]
     assert "<tool_call>" in info["messages"][0]["content"]  # the system prompt shows the format
@@ -331,15 +352,50 @@ def test_tool_env_returns_tool_messages_and_keeps_going_after_bad_calls():
         ("increment", True),
         ("boom", False),
     ]
-    assert env.count == 1
+    assert env.interaction.count == 1
 
 
 def test_tool_env_state_is_per_episode():
-    env = CounterEnv()
+    env = counter_env()
     env.reset(seed=0)
     env.step('<tool_call>{"name": "increment", "arguments": {}}</tool_call>')
     env.reset(seed=0)
-    assert env.count == 0 and env.calls == []
+    assert env.interaction.count == 0 and env.interaction.calls == []
+
+
+@pytest.mark.parametrize("module", ["rlvr.envs.tools", "rlvr.envs.tools.env"])
+def test_tool_env_is_deprecated_and_names_its_replacement(module):
+    import importlib
+
+    tools_module = importlib.import_module(module)
+    with pytest.warns(DeprecationWarning, match=r"TextEnv\(judge, ToolUse\(tools\)\)") as caught:
+        legacy_base = tools_module.ToolEnv
+    assert caught[0].filename == __file__  # the warning points at the user's line
+    assert "docs/multiturn.md#migrating-from-toolenv" in str(caught[0].message)
+    assert "ToolEnv" not in tools_module.__dict__.get("__all__", ())
+    with pytest.raises(AttributeError, match=f"module '{module}' has no attribute 'Nope'"):
+        tools_module.Nope  # noqa: B018 (only ToolEnv is looked up lazily)
+
+    class LegacyCounter(legacy_base):  # a ToolEnv subclass of an earlier release still runs
+        def _begin(self, options):
+            self.count, self.target = 0, 2
+            return Start(prompt="Reach 2.", task_id="count-2")
+
+        def episode_tools(self):
+            def increment() -> int:
+                self.count += 1
+                return self.count
+
+            return [Tool.from_function(increment)]
+
+        def _final(self, reply):
+            correct = reply.strip() == str(self.target) == str(self.count)
+            return Outcome("done", float(correct), True, verdict=Verdict.correct())
+
+        def oracle_reply(self):
+            return format_tool_call("increment") if self.count < self.target else "2"
+
+    check_env(LegacyCounter())
 
 
 def test_verifiable_tool_env_wraps_a_registered_env():
@@ -362,11 +418,11 @@ def test_verifiable_tool_env_wraps_a_registered_env():
 
 
 def test_a_tool_infra_error_ends_the_episode_flagged():
-    class Broken(CounterEnv):
-        def episode_tools(self):
+    class Broken(Counter):
+        def episode_tools(self, env, task):
             return [Tool.from_function(broken_backend)]
 
-    env = Broken()
+    env = counter_env(Broken())
     env.reset(seed=0)
     _, reward, terminated, _, info = env.step(
         '<tool_call>{"name": "broken_backend", "arguments": {}}</tool_call>'
@@ -375,19 +431,20 @@ def test_a_tool_infra_error_ends_the_episode_flagged():
 
 
 def test_a_hung_tool_does_not_hang_the_episode():
-    class Hung(CounterEnv):
-        def episode_tools(self):
+    class Hung(Counter):
+        def episode_tools(self, env, task):
             release = threading.Event()
             self.release = release
             return [Tool.from_function(lambda: release.wait(30), name="hang", timeout=0.1)]
 
-    env = Hung()
+    hung = Hung()
+    env = counter_env(hung)
     env.reset(seed=0)
     start = time.perf_counter()
     observation, *_ = env.step('<tool_call>{"name": "hang", "arguments": {}}</tool_call>')
     assert time.perf_counter() - start < 5
     assert "timed out" in observation
-    env.release.set()
+    hung.release.set()
 
 
 # --- the calculator ------------------------------------------------------------------------------
