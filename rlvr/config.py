@@ -32,7 +32,6 @@ import json
 import math
 import re
 import textwrap
-import tomllib
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -460,18 +459,12 @@ def read_text_file(path: str | Path, what: str = "config file") -> str:
 def parse_toml(text: str, source: str = "config") -> dict[str, Any]:
     """The data of a TOML text (`ConfigError` naming `source` when it is not valid TOML, or
     nests tables and arrays deeper than any config: tomllib would exhaust the stack)."""
-    from rlvr.core.jsonfiles import MAX_DEPTH, depth_exceeds
+    from rlvr.core import tomlfiles  # stdlib only; imported on use
 
-    too_deep = f"{source}: tables and arrays nested more than {MAX_DEPTH} levels deep"
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
-    except RecursionError:
-        raise ConfigError(too_deep) from None
-    if depth_exceeds(data, MAX_DEPTH):
-        raise ConfigError(too_deep)
-    return data
+        return tomlfiles.parse_toml(text)
+    except tomlfiles.TOMLReadError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
 
 
 def read_config(cls: type[T], path: str | Path) -> T:

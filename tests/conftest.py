@@ -127,6 +127,7 @@ QUICK = (
     "tests/envs/test_vector_and_spaces.py",
     "tests/envs/test_math_env.py",
     "tests/envs/test_tasks.py",
+    "tests/envs/test_code_task_files.py",
     "tests/envs/test_self_correct.py",
     "tests/envs/multiagent/test_base.py",
     "tests/envs/multiagent/test_connect4.py",

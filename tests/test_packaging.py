@@ -95,6 +95,8 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(built_wheel, tmp_path):
         "obs, info = env.reset(seed=0)\n"
         "obs, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_reply())\n"
         "assert reward == 1.0 and terminated, info\n"
+        "from rlvr.envs.code_tasks import builtin_tasks\n"  # read from the packaged TOML files
+        "assert len(builtin_tasks()) >= 60\n"
         "for env_id in rlvr.envs.rlvr_env_ids():\n"
         "    gym.spec(env_id)\n"
         "from rlvr.envs.multiagent import make\n"  # the subpackage and PettingZoo are installed

@@ -7,6 +7,7 @@
   like any other (`rlvr.config`, beside it in the ground, re-exports it all);
 - `rlvr.core.jsonfiles`: JSON and JSON-lines reading whose bad content is a message, never a raw
   error, and atomic writes.
+- `rlvr.core.tomlfiles`: TOML reading likewise (`rlvr.config` and the code task files use it).
 
 Beside this package, the ground holds the root package's small modules `rlvr._shared` (process-wide
 resources), `rlvr._import_hook`, `rlvr.builtin_envs` (the table of env ids) and `rlvr.config` (the

@@ -7,7 +7,10 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from rlvr.core.jsonfiles import depth_exceeds
 from rlvr.envs import DatasetError, ListSource, Problem, ProceduralSource, load_jsonl, split_of
 from rlvr.verifiers import Task, TaskFormatError
 from tests.conftest import require_extra
@@ -167,6 +170,27 @@ def test_every_malformed_row_names_its_file_and_line(tmp_path, line, message):
         load_jsonl(file)
     file.write_bytes(b'{"prompt": "p", "answer": ' + b"[" * 99 + b"]" * 99 + b"}")  # 100 levels
     assert load_jsonl(file)[0].answer
+
+
+def _depth(value: object) -> int:
+    """How deep arrays and objects nest in `value`, by the definition (recursive)."""
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+_JSON = st.recursive(
+    st.none() | st.integers() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=2), inner),
+    max_leaves=30,
+)
+
+
+@given(value=_JSON, limit=st.integers(0, 6))
+def test_depth_exceeds_agrees_with_the_recursive_definition(value, limit):
+    assert depth_exceeds(value, limit) == (_depth(value) > limit)
 
 
 @pytest.mark.parametrize(
