@@ -2,7 +2,8 @@
 `agents` extra) LLM policies, rollouts and learners. Importing this package imports the protocol
 and the kinds' table only: every other name below loads its module on first use, so neither
 torch nor a policy is imported until asked for. (The function `rlvr.agents.train.train` lives in
-a module of the same name; evaluation, `rlvr.rollout.evaluate`, lives beside the episode loop.)"""
+a module of the same name; evaluation, `rlvr.rollout.episodes.evaluate`, lives beside the episode
+loop.)"""
 
 from __future__ import annotations
 

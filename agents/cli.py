@@ -157,7 +157,7 @@ def run_eval(config: EvalConfig, args: argparse.Namespace) -> int:
         policy = make_policy(config.agent)
     except (AgentError, ValueError, OSError) as exc:
         return _fail(exc)
-    from rlvr.rollout import EnvWorkersError
+    from rlvr.rollout.hosts import EnvWorkersError
 
     try:
         report = _evaluate(config, policy)
@@ -180,7 +180,8 @@ def run_eval(config: EvalConfig, args: argparse.Namespace) -> int:
 
 
 def _evaluate(config: EvalConfig, policy: Any) -> Any:
-    from rlvr.rollout import distinct_tasks, evaluate
+    from rlvr.rollout.episodes import evaluate
+    from rlvr.rollout.tasks import distinct_tasks
     from rlvr.workers import env_workers
 
     seeds = None

@@ -20,7 +20,10 @@ from rlvr.agents.kinds import make_policy
 from rlvr.agents.policy import SamplingParams, TrainablePolicy
 from rlvr.agents.rollouts import EnvSpec
 from rlvr.agents.selfplay import game_eval_kwargs, merge_seat_metrics
-from rlvr.rollout import EvalReport, MatchReport, distinct_tasks, evaluate, play_match
+from rlvr.rollout.episodes import evaluate
+from rlvr.rollout.games import MatchReport, play_match
+from rlvr.rollout.reports import EvalReport
+from rlvr.rollout.tasks import distinct_tasks
 
 if TYPE_CHECKING:
     from rlvr.agents.train_config import TrainConfig

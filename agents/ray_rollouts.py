@@ -19,7 +19,7 @@ import ray
 from rlvr.agents.policy import Sample, SamplingParams, TrainablePolicy
 from rlvr.agents.rollouts import EnvSpec, RolloutCollector
 from rlvr.distributed import EnvWorkers
-from rlvr.rollout import EnvBatch
+from rlvr.rollout.hosts import EnvBatch
 
 
 class RayRolloutCollector(RolloutCollector):

@@ -24,7 +24,9 @@ import gymnasium as gym
 
 from rlvr.agents.policy import Completion, SamplingParams, TrainablePolicy
 from rlvr.config import check_numbers, cli
-from rlvr.rollout import EnvBatch, EpisodeRecord, LocalEnvs, Start, play_episodes
+from rlvr.rollout.episodes import play_episodes
+from rlvr.rollout.hosts import EnvBatch, LocalEnvs
+from rlvr.rollout.records import EpisodeRecord, Start
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ from rlvr.agents.learners.base import Learner
 from rlvr.agents.policy import Policy, SamplingParams, TrainablePolicy
 from rlvr.agents.rollouts import EnvSpec, Episode, _TokenActor, check_collector_args
 from rlvr.config import check_numbers
-from rlvr.rollout import Act, Start, game_policy_actor, play_games, seat_positions, seat_router
+from rlvr.rollout.games import game_policy_actor, play_games, seat_positions, seat_router
+from rlvr.rollout.records import Act, Start
 
 SELF = "self"
 SNAPSHOT = "snapshot"

@@ -175,7 +175,7 @@ def game_moves(
     before its move, the move, what the env told it next): a game has no reference reply, so a
     legal one stands in, which teaches the format and the rules, not how to win."""
     from rlvr.agents.scripted import LegalMovePolicy
-    from rlvr.rollout import play_match
+    from rlvr.rollout.games import play_match
 
     moves: list[tuple[Conversation, str, str]] = []
     games = 0
@@ -277,7 +277,7 @@ def warm_start(
     log: Callable[[str], None] | None = None,
 ) -> list[dict[str, float]]:
     """Supervised steps on reference replies (loss on reply tokens only). Returns the eval log."""
-    from rlvr.rollout import evaluate
+    from rlvr.rollout.episodes import evaluate
 
     rng = np.random.default_rng(seed)
     size = min(max(config.steps * config.batch_size, config.batch_size), config.pool_size)
@@ -294,7 +294,7 @@ def warm_start(
 
         if is_multiagent(env_id):  # a game: the win rate against a random legal mover
             from rlvr.agents.scripted import LegalMovePolicy
-            from rlvr.rollout import play_match
+            from rlvr.rollout.games import play_match
 
             return play_match(
                 env_id,

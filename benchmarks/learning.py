@@ -155,7 +155,7 @@ def run_worker(args: argparse.Namespace) -> dict:
 
 def heldout_success(args: argparse.Namespace, policy: Any) -> float:
     from rlvr.agents.policy import SamplingParams
-    from rlvr.rollout import evaluate
+    from rlvr.rollout.episodes import evaluate
 
     report = evaluate(
         args.env,

@@ -463,7 +463,7 @@ def measure(
     and the task's own figures (tool-call rate, first-attempt accuracy, a level up). `heldout`
     holds the task indexes evaluated (`heldout_tasks`)."""
     from rlvr.agents.policy import SamplingParams
-    from rlvr.rollout import evaluate
+    from rlvr.rollout.episodes import evaluate
 
     sampling = SamplingParams(temperature=0.0, max_new_tokens=task.max_new_tokens)
 
@@ -505,7 +505,7 @@ def heldout_tasks(out: Path, name: str) -> dict[str, list[int]]:
     task = TASKS[name]
     wanted = heldout_settings(task)
     if not path.exists():
-        from rlvr.rollout import distinct_tasks
+        from rlvr.rollout.tasks import distinct_tasks
 
         def first(kwargs: Mapping[str, Any]) -> list[int]:
             return distinct_tasks(task.env_id, task.eval_episodes, env_kwargs=kwargs, pin=True)
@@ -1173,7 +1173,7 @@ def _quick_accuracy(task: Task, policy: Any, episodes: int = 64, temperature: fl
 
 def _quick_records(task: Task, policy: Any, episodes: int, temperature: float) -> list[Any]:
     from rlvr.agents.policy import SamplingParams
-    from rlvr.rollout import evaluate
+    from rlvr.rollout.episodes import evaluate
 
     report = evaluate(
         task.env_id,

@@ -36,7 +36,10 @@ import rlvr  # noqa: F401  (registers the envs)
 from rlvr.agents.scripted import OraclePolicy
 from rlvr.distributed import OBJECT_STORE_BYTES, EnvWorkers
 from rlvr.leaderboards.runner import ReplayActor
-from rlvr.rollout import EvalReport, LocalEnvs, Start, evaluate, run_episodes
+from rlvr.rollout.episodes import evaluate, run_episodes
+from rlvr.rollout.hosts import LocalEnvs
+from rlvr.rollout.records import Start
+from rlvr.rollout.reports import EvalReport
 
 ENVS = ("rlvr/Code-v0", "rlvr/WebShop-v0")
 BATCH = 16

@@ -93,7 +93,7 @@ def match(
     """`games` games of `first` against `second` in `game` (env id, kwargs), seats alternating
     (or `first` always in `seat`)."""
     from rlvr.agents.policy import SamplingParams
-    from rlvr.rollout import play_match
+    from rlvr.rollout.games import play_match
 
     env_id, env_kwargs = game
     report = play_match(

@@ -92,7 +92,8 @@ class RemoteEnv(gym.Env[str, str]):
         self.served = self._get("/metadata")
         """The server's OpenEnv metadata: `name` is the served env id."""
         self.task_fingerprint: str | None = None
-        """The posed task's fingerprint, as the server computed it (`rlvr.rollout`)."""
+        """The posed task's fingerprint, as the server computed it
+        (`rlvr.rollout.tasks.task_fingerprint`)."""
         self._socket: ClientConnection | None = None
         self._verifier: dict[str, Any] | None = None
         self._last: dict[str, Any] = {}

@@ -183,7 +183,7 @@ class _SingleAgent:
         self.env = gym.make(config.env_id, **dict(config.kwargs))
 
     def reset(self, seed: int | None, options: dict[str, Any] | None) -> dict[str, Any]:
-        from rlvr.rollout import task_fingerprint
+        from rlvr.rollout.tasks import task_fingerprint
 
         text, info = self.env.reset(seed=seed, options=options)
         return _fields(text, info, fingerprint=task_fingerprint(self.env))
@@ -215,7 +215,7 @@ class _Game:
         self.returns: dict[str, float] = {}
 
     def reset(self, seed: int | None, options: dict[str, Any] | None) -> dict[str, Any]:
-        from rlvr.rollout import task_fingerprint
+        from rlvr.rollout.tasks import task_fingerprint
 
         self.env.reset(seed=seed, options=options)
         self.returns = dict.fromkeys(self.env.possible_agents, 0.0)

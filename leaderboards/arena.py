@@ -306,7 +306,7 @@ def _check_tally(result: ArenaResult) -> None:
 def run_arena(suite: ArenaSuite, agents: Mapping[str, str | Policy]) -> ArenaResult:
     """Every pair of `agents` (name -> spec or Policy) plays `suite.games` games; rate them."""
     from rlvr.agents.kinds import make_policy
-    from rlvr.rollout import play_match
+    from rlvr.rollout.games import play_match
 
     if len(agents) < 2:
         raise ValueError("an arena needs at least two agents")

@@ -246,7 +246,7 @@ def run_bench(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.runner import run_suite
     from rlvr.leaderboards.suites import load_suite
     from rlvr.leaderboards.views import result_summary
-    from rlvr.rollout import EnvWorkersError
+    from rlvr.rollout.hosts import EnvWorkersError
     from rlvr.workers import env_workers
 
     if not args.suite or not args.agent:
@@ -286,7 +286,7 @@ def run_reverify(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.errors import LeaderboardError
     from rlvr.leaderboards.runner import reverify
     from rlvr.leaderboards.views import fmt_score, printable
-    from rlvr.rollout import EnvWorkersError
+    from rlvr.rollout.hosts import EnvWorkersError
     from rlvr.workers import env_workers
 
     try:

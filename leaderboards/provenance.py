@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium as gym
 
 from rlvr.envs.judge import fallback_version, qualname, verifier_info  # noqa: F401 (re-exported)
-from rlvr.rollout import EpisodeRecord
+from rlvr.rollout.records import EpisodeRecord
 
 
 def package_version() -> str:

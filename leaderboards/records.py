@@ -28,7 +28,7 @@ from rlvr.leaderboards.fields import (
     text,
 )
 from rlvr.leaderboards.suites import MAX_EPISODES, MAX_SAMPLES, MAX_SEED, Suite, SuiteEnv
-from rlvr.rollout import EpisodeRecord
+from rlvr.rollout.records import EpisodeRecord
 
 MAX_REWARD = 1e9
 """Largest reward magnitude of one turn (env rewards are O(1); bounded so that sums stay finite)."""

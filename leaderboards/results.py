@@ -20,7 +20,8 @@ from rlvr.leaderboards.fields import FieldError, differing_paths
 from rlvr.leaderboards.provenance import dataset_hash, prompt_messages, traces_digest
 from rlvr.leaderboards.records import check_episode, check_record
 from rlvr.leaderboards.suites import Bootstrap, Suite, SuiteEnv
-from rlvr.rollout import EpisodeRecord, EvalReport
+from rlvr.rollout.records import EpisodeRecord
+from rlvr.rollout.reports import EvalReport
 
 
 @dataclass

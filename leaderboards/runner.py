@@ -38,7 +38,10 @@ from rlvr.leaderboards.errors import LeaderboardError, ReverifyError
 from rlvr.leaderboards.provenance import code_info, probe_env, prompt_messages, replies
 from rlvr.leaderboards.results import BenchResult, EnvRun, score_runs, traces_mismatch
 from rlvr.leaderboards.suites import Suite, SuiteEnv
-from rlvr.rollout import EnvHost, EpisodeRecord, EvalReport, Start, evaluate, run_episodes
+from rlvr.rollout.episodes import evaluate, run_episodes
+from rlvr.rollout.hosts import EnvHost
+from rlvr.rollout.records import EpisodeRecord, Start
+from rlvr.rollout.reports import EvalReport
 
 SHARD_EPISODES = 50
 """Tasks per unit of work (fixed, so results never depend on the number of workers)."""

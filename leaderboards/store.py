@@ -30,7 +30,7 @@ from rlvr.leaderboards.errors import InvalidResultError, StoreError
 from rlvr.leaderboards.provenance import episode_data, replies
 from rlvr.leaderboards.records import episode_from_dict
 from rlvr.leaderboards.results import BenchResult, check_result
-from rlvr.rollout import EpisodeRecord
+from rlvr.rollout.records import EpisodeRecord
 
 DB_ENV_VAR = "RLVR_LEADERBOARD_DB"
 SCHEMA_VERSION = 1

@@ -36,7 +36,7 @@ from rlvr.leaderboards.provenance import episode_data
 from rlvr.leaderboards.records import episode_from_dict
 from rlvr.leaderboards.results import BenchResult, check_result
 from rlvr.leaderboards.runner import pinned_tasks_mismatch
-from rlvr.rollout import EpisodeRecord
+from rlvr.rollout.records import EpisodeRecord
 
 FORMAT = "rlvr-bench-result"
 VERSION = 1

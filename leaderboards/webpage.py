@@ -38,7 +38,7 @@ from rlvr.leaderboards.views import (
     rating_method,
     suite_header,
 )
-from rlvr.rollout import EpisodeRecord
+from rlvr.rollout.records import EpisodeRecord
 
 TracesLoader = Callable[[int, str], Iterable[EpisodeRecord]]
 """`load(result_id, env_label)`: that env's episodes in order (`ResultStore.iter_traces`)."""

@@ -34,7 +34,8 @@ from typing import Any, cast
 
 import gymnasium as gym
 
-from rlvr.rollout import EnvWorkersError, Start, StepResult, reset_env
+from rlvr.rollout.hosts import EnvWorkersError, reset_env
+from rlvr.rollout.records import Start, StepResult
 
 try:
     import ray

@@ -3,7 +3,7 @@
 It sits above `rlvr.distributed` (which needs the `ray` extra the moment it is imported) and
 `rlvr.rollout` (which never imports either), so a command imports this module without Ray and
 loads `rlvr.distributed` only when `--ray` is given: `rlvr eval` and `rlvr bench` catch the
-`ImportError` of a missing extra and `rlvr.rollout.EnvWorkersError` alike.
+`ImportError` of a missing extra and `rlvr.rollout.hosts.EnvWorkersError` alike.
 """
 
 from __future__ import annotations

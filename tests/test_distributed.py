@@ -17,7 +17,9 @@ import pytest
 
 from rlvr.agents.policy import Completion
 from rlvr.agents.scripted import FixedPolicy, OraclePolicy, RandomPolicy
-from rlvr.rollout import EvalReport, Start, evaluate, play_episodes
+from rlvr.rollout.episodes import evaluate, play_episodes
+from rlvr.rollout.records import Start
+from rlvr.rollout.reports import EvalReport
 from tests.agents import support
 
 pytestmark = pytest.mark.slow

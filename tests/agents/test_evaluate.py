@@ -8,7 +8,10 @@ import pytest
 from rlvr.agents import Completion, FixedPolicy, OraclePolicy, RandomPolicy, SamplingParams
 from rlvr.agents.kinds import make_policy
 from rlvr.envs import register_task_env
-from rlvr.rollout import Start, _pass_at_k, distinct_tasks, evaluate, play_episodes
+from rlvr.rollout.episodes import evaluate, play_episodes
+from rlvr.rollout.records import Start
+from rlvr.rollout.reports import _pass_at_k
+from rlvr.rollout.tasks import distinct_tasks
 from tests.envs.toy_envs import CAPITALS, GuessNumberEnv, exact_match
 
 

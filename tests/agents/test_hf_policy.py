@@ -90,7 +90,7 @@ def test_sampled_logprobs_match_a_training_forward(policy):
 
 def _fake_episode(ids, prompt_length):
     from rlvr.agents.rollouts import Episode
-    from rlvr.rollout import EpisodeRecord
+    from rlvr.rollout.records import EpisodeRecord
 
     record = EpisodeRecord(0, 0, 0, "t", [], [0.0], None, False, False)
     mask = [0] * prompt_length + [1] * (len(ids) - prompt_length)

@@ -24,7 +24,7 @@ from rlvr.agents.learners.grpo import (  # noqa: E402
 )
 from rlvr.agents.learners.ppo import PPOConfig, gae, value_loss  # noqa: E402
 from rlvr.agents.rollouts import Episode  # noqa: E402
-from rlvr.rollout import EpisodeRecord  # noqa: E402
+from rlvr.rollout.records import EpisodeRecord  # noqa: E402
 
 
 def test_group_advantages_normalise_within_each_group():

@@ -13,7 +13,7 @@ from rlvr.agents import SamplingParams
 from rlvr.agents.errors import PolicyError
 from rlvr.agents.kinds import make_policy
 from rlvr.agents.openai_chat import OpenAIChatPolicy
-from rlvr.rollout import evaluate
+from rlvr.rollout.episodes import evaluate
 
 
 class ChatServer:

@@ -22,7 +22,7 @@ from rlvr.agents.rollouts import Episode  # noqa: E402
 from rlvr.agents.train_config import TrainConfig  # noqa: E402
 from rlvr.cli import main  # noqa: E402
 from rlvr.config import read_config  # noqa: E402
-from rlvr.rollout import EpisodeRecord  # noqa: E402
+from rlvr.rollout.records import EpisodeRecord  # noqa: E402
 from tests.agents.support import train_config  # noqa: E402
 
 RUN = RunSettings(

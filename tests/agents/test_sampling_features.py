@@ -19,7 +19,7 @@ from rlvr.agents.learners.common import make_batch  # noqa: E402
 from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner, overlong_penalties  # noqa: E402
 from rlvr.agents.rollouts import EnvSpec, Episode  # noqa: E402
 from rlvr.agents.train import TrainConfig, Trainer  # noqa: E402
-from rlvr.rollout import EpisodeRecord  # noqa: E402
+from rlvr.rollout.records import EpisodeRecord  # noqa: E402
 from tests.agents.support import train_config  # noqa: E402
 
 

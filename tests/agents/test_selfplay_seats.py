@@ -16,7 +16,7 @@ from rlvr.agents.selfplay import SeatLearners, SelfPlayConfig  # noqa: E402
 from rlvr.agents.train import TrainConfig, Trainer, train  # noqa: E402
 from rlvr.cli import main  # noqa: E402
 from rlvr.config import read_config  # noqa: E402
-from rlvr.rollout import play_match  # noqa: E402
+from rlvr.rollout.games import play_match  # noqa: E402
 from tests.agents.support import LENGTH_DUEL, train_config  # noqa: E402
 
 SEATS = ("player_0", "player_1")

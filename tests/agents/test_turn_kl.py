@@ -12,7 +12,7 @@ from rlvr.agents.learners.common import make_batch, per_turn, token_turns  # noq
 from rlvr.agents.learners.grpo import GRPOConfig, GRPOLearner  # noqa: E402
 from rlvr.agents.learners.ppo import PPOConfig, PPOLearner  # noqa: E402
 from rlvr.agents.rollouts import Episode  # noqa: E402
-from rlvr.rollout import EpisodeRecord  # noqa: E402
+from rlvr.rollout.records import EpisodeRecord  # noqa: E402
 
 # reply 1 is ids 2-4, the env's feedback ids 5-6, reply 2 ids 7-8
 TWO_TURNS = (0, 0, 1, 1, 1, 0, 0, 1, 1)

@@ -20,7 +20,7 @@ from rlvr.envs.interactions import Interaction, SelfCorrect, SingleTurn
 from rlvr.envs.judge import Judge, TaskJudge
 from rlvr.envs.self_correct import SelfCorrectEnv
 from rlvr.leaderboards.provenance import verifier_info
-from rlvr.rollout import task_fingerprint
+from rlvr.rollout.tasks import task_fingerprint
 from rlvr.verifiers.types import Task, Verdict
 from tests.envs.toy_envs import CAPITALS, GuessNumberEnv, exact_match
 

@@ -20,7 +20,7 @@ import pytest
 import rlvr  # noqa: F401  (registers the envs)
 from rlvr.envs import check_env
 from rlvr.envs.errors import EnvConfigError, ResetNeeded
-from rlvr.rollout import evaluate
+from rlvr.rollout.episodes import evaluate
 from tests.conftest import require_extra
 from tests.integrations.served import Server, pid_alive, served, signal
 
@@ -321,7 +321,7 @@ def test_a_server_killed_mid_episode_is_an_infra_error_never_a_zero():
 
 def test_a_killed_server_is_dropped_from_an_evaluation_not_scored():
     from rlvr.agents.kinds import make_policy
-    from rlvr.rollout import EvalReport
+    from rlvr.rollout.reports import EvalReport
 
     server = Server("rlvr/Math-v0", "--oracle")
     policy = make_policy("oracle")

@@ -35,7 +35,7 @@ from rlvr.leaderboards.results import BenchResult, rescored
 from rlvr.leaderboards.unsaved import save_unsaved
 from rlvr.leaderboards.views import arena_table, terminal_table
 from rlvr.leaderboards.webpage import Board, index_page
-from rlvr.rollout import EpisodeRecord
+from rlvr.rollout.records import EpisodeRecord
 from tests.leaderboards.leaderboard_support import ADD_ENV, YES_ENV, write_toy_suite
 
 HALF_ENV = "lbtest/Half-v0"

@@ -13,7 +13,9 @@ from rlvr.leaderboards import ReverifyError
 from rlvr.leaderboards import runner as runner_module
 from rlvr.leaderboards.provenance import probe_env
 from rlvr.leaderboards.suites import SuiteEnv
-from rlvr.rollout import EpisodeRecord, EvalReport, evaluate
+from rlvr.rollout.episodes import evaluate
+from rlvr.rollout.records import EpisodeRecord
+from rlvr.rollout.reports import EvalReport
 from tests.leaderboards.leaderboard_support import (
     ADD_ENV,
     GUESS_ENV,

@@ -288,7 +288,8 @@ def test_pass_at_k_is_the_exact_expectation_and_skips_tasks_with_fewer_than_k() 
 
     import numpy as np
 
-    from rlvr.rollout import EpisodeRecord, EvalReport
+    from rlvr.rollout.records import EpisodeRecord
+    from rlvr.rollout.reports import EvalReport
 
     def record(episode: int, sample: int, reward: float, infra: bool = False) -> EpisodeRecord:
         return EpisodeRecord(episode, sample, 0, "t", [], [reward], None, infra, False)

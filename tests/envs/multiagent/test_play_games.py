@@ -5,7 +5,8 @@ from __future__ import annotations
 from rlvr.agents.policy import Completion
 from rlvr.agents.scripted import FixedPolicy, LegalMovePolicy
 from rlvr.envs.multiagent import make
-from rlvr.rollout import Start, game_policy_actor, play_games, play_match, seat_positions
+from rlvr.rollout.games import game_policy_actor, play_games, play_match, seat_positions
+from rlvr.rollout.records import Start
 
 TASK = {"id": "q-1", "prompt": "What is 987000 + 654?", "answer": "987654"}
 
@@ -100,7 +101,7 @@ def test_the_legal_mover_never_plays_an_illegal_move():
 
 
 def test_our_verifier_failing_flags_every_seat_whose_reward_depends_on_it():
-    from rlvr.rollout import MatchReport
+    from rlvr.rollout.games import MatchReport
     from tests.envs.multiagent.test_proposer_solver import FailingOn
 
     env = make("rlvr/Debate-v0", rounds=1)
