@@ -20,6 +20,9 @@ every OpenEnv server. What this module adds is the env side of the contract:
 Everything a reply can change is inside `messages` and the verdict's fields; `infra_error`
 comes from the env's own `info` (facts, see docs/design.md), and the action's `metadata`, which
 OpenEnv's base `Action` carries, is never read. The threat model is in docs/serving.md.
+
+Why one module of ~660 lines (the project keeps modules under ~600): the session lifecycle,
+the wire types and the worker hand-off are one server, reviewed with its threat model.
 """
 
 from __future__ import annotations

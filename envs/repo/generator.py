@@ -28,6 +28,9 @@ Splits are disjoint by repository and by mutation: a task is in a split only if 
 of its reference repository and the key of each of its mutations (the function, the position in
 it, the edit) fall in that split, so no repository and no bug of the test split is ever trained
 on.
+
+Why one module of ~700 lines (the project keeps modules under ~600): the five steps share one
+draw's state and are read top to bottom; split, each part would need the others' internals.
 """
 
 from __future__ import annotations
