@@ -16,11 +16,14 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlvr.agents.learners.base import LEARNERS
 from rlvr.agents.policy import SamplingParams
 from rlvr.config import Positive, Seed, check_numbers, cli, defer
+
+if TYPE_CHECKING:
+    from rlvr.agents.held_out import SuiteEvaluator
 
 
 def _agent_help() -> str:
@@ -70,7 +73,12 @@ class EvalConfig:
         self.sampling.check_samples(self.samples, "give --temperature > 0, e.g. --temperature 1")
 
 
-def add_commands(subparsers: Any) -> None:
+def add_commands(
+    subparsers: Any, *, suite_evaluator: Callable[[], SuiteEvaluator] | None = None
+) -> None:
+    """`rlvr eval`, `rlvr train` and `rlvr tiny`. `suite_evaluator` makes the evaluator that
+    `rlvr train --eval-suite` scores the suite with: the leaderboards' (they sit above the agents,
+    so `rlvr.cli`, the top layer, passes it); without it, `--eval-suite` is refused in a line."""
     _add_command(
         subparsers, "eval", lambda: EvalConfig, run_eval, help="evaluate an agent on an environment"
     )
@@ -78,7 +86,7 @@ def add_commands(subparsers: Any) -> None:
         subparsers,
         "train",
         _train_config_class,
-        run_train,
+        functools.partial(run_train, suite_evaluator=suite_evaluator),
         config_file=_train_config_file,
         help=f"train a model with a learner ({', '.join(LEARNERS)}) on one or more environments",
         description=f"Train a transformers model with {', '.join(LEARNERS)} (--algo; needs the "
@@ -230,12 +238,18 @@ def _train_config_file(args: argparse.Namespace) -> str | Path | None:
     return saved if saved.is_file() else None
 
 
-def run_train(config: Any, args: argparse.Namespace) -> int:
+def run_train(
+    config: Any,
+    args: argparse.Namespace,
+    *,
+    suite_evaluator: Callable[[], SuiteEvaluator] | None = None,
+) -> int:
     from rlvr.agents.errors import AgentError, InfraErrorRateError
     from rlvr.agents.train import prepare
 
     try:  # bad input is reported in one line; a failure during training keeps its traceback
-        trainer = prepare(config, resume=args.resume)
+        evaluator = suite_evaluator() if suite_evaluator and config.eval_suite else None
+        trainer = prepare(config, resume=args.resume, suite_evaluator=evaluator)
     except (AgentError, ValueError, OSError, ImportError) as exc:
         return _fail(exc)
     try:

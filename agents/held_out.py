@@ -1,6 +1,7 @@
 """Held-out evaluation during training: the greedy success rate of the trained policy on each
 env's held-out split (or its win rate against a fixed opponent in a game), or, with
-`TrainConfig.eval_suite`, the score a leaderboard suite gives it as `rlvr bench` does.
+`TrainConfig.eval_suite`, the score a leaderboard suite gives it as `rlvr bench` does (through
+the `SuiteEvaluator` the trainer is given: the leaderboards sit above the agents).
 
 Every evaluation of a run asks the same tasks: each env's first `eval_episodes` distinct tasks
 from the reset seed `EVAL_SEED`, found at the first evaluation (`rlvr eval --distinct --seed
@@ -12,12 +13,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from rlvr.agents.kinds import make_policy
-from rlvr.agents.policy import SamplingParams, TrainablePolicy
+from rlvr.agents.policy import Policy, SamplingParams, TrainablePolicy
 from rlvr.agents.rollouts import EnvSpec
 from rlvr.agents.selfplay import game_eval_kwargs, merge_seat_metrics
 from rlvr.rollout.episodes import evaluate
@@ -32,14 +33,39 @@ EVAL_SEED = 1_000_003
 """First reset seed of the held-out episodes (far from the training seeds)."""
 
 
-def load_eval_suite(name: str) -> Any:
-    """The leaderboard suite `name` (a built-in name or a suite .toml file); its `SuiteError` (a
-    ValueError) names the problem. The leaderboards sit above the agents: this module is the one
-    that imports them, on use, only when `eval_suite` asks for a suite (the exception pyproject's
-    layers contract names)."""
-    from rlvr.leaderboards import load_suite
+class SuiteEvaluator(Protocol):
+    """Scores a policy on a leaderboard suite as `rlvr bench` scores it, for
+    `TrainConfig.eval_suite`. The leaderboards sit above the agents, so the trainer takes one
+    (`train(config, suite_evaluator=...)`) rather than importing them: the leaderboards provide
+    it (`rlvr.leaderboards.training.BenchSuiteEvaluator`), and `rlvr train` passes it."""
 
-    return load_suite(name)
+    def load(self, name: str) -> Any:
+        """The suite `name` (a built-in name or a suite .toml file), checked; a ValueError naming
+        the problem when it is not one."""
+        ...
+
+    def figures(self, suite: Any, policy: Policy, env_host: Any = None) -> dict[str, float]:
+        """`suite` (as `load` gave it) run with `policy` as `rlvr bench` runs it (the envs on
+        `env_host`, Ray env workers, when given): per env (`eval/<label>/...`) its score (mean
+        return per task) as `success_rate` and `mean_reward`, with `success_rate_se`, `episodes`
+        and `infra_error_rate`; under `eval/success_rate` the suite's score, their mean, and
+        `eval/success_rate_se`."""
+        ...
+
+
+def load_eval_suite(config: TrainConfig, suite_evaluator: SuiteEvaluator | None) -> Any:
+    """The suite `config.eval_suite` names, loaded (so checked) by `suite_evaluator`; None when
+    the run evaluates on the held-out splits. A ValueError naming the fix when a suite is named
+    and no evaluator given, or the suite is not one."""
+    if config.eval_suite is None:
+        return None
+    if suite_evaluator is None:
+        raise ValueError(
+            f"eval_suite={config.eval_suite!r} needs a suite evaluator: pass "
+            "suite_evaluator=rlvr.leaderboards.training.BenchSuiteEvaluator() to train(), "
+            "prepare() or Trainer() (`rlvr train` passes it), or set eval_suite=None"
+        )
+    return suite_evaluator.load(config.eval_suite)
 
 
 class HeldOutEvaluator:
@@ -47,10 +73,16 @@ class HeldOutEvaluator:
     and infra-error rate (`eval/<env id>/...`), and under `eval/success_rate` their weighted
     mean."""
 
-    def __init__(self, config: TrainConfig, env_weights: np.ndarray) -> None:
+    def __init__(
+        self,
+        config: TrainConfig,
+        env_weights: np.ndarray,
+        suite_evaluator: SuiteEvaluator | None = None,
+    ) -> None:
         self.config = config
         self.env_weights = env_weights
-        self.suite = load_eval_suite(config.eval_suite) if config.eval_suite is not None else None
+        self.suite_evaluator = suite_evaluator
+        self.suite = load_eval_suite(config, suite_evaluator)
         self._seeds: dict[int, list[int]] = {}  # per env: its held-out episodes' seeds
 
     def figures(
@@ -65,8 +97,8 @@ class HeldOutEvaluator:
         from its own seat, its figures under the seat (`eval/player_0/success_rate`) and their
         mean over the seats under the usual keys."""
         sampling = self.config.eval_sampling
-        if self.suite is not None:
-            return self._suite_figures(self.suite, policy, env_host)
+        if self.suite_evaluator is not None and self.suite is not None:
+            return self.suite_evaluator.figures(self.suite, policy, env_host)
         if not seat_policies:
             return self._policy_figures(policy, sampling, env_host)
         per_seat = {
@@ -103,30 +135,6 @@ class HeldOutEvaluator:
             total += weight * success
             variance += (weight * error) ** 2
         row["eval/success_rate"] = total
-        row["eval/success_rate_se"] = math.sqrt(variance)
-        return row
-
-    def _suite_figures(
-        self, suite: Any, policy: TrainablePolicy, env_host: Any
-    ) -> dict[str, float]:
-        """`figures` from `suite`, run as `rlvr bench` runs it: per env its score (mean return
-        per task: the success rate when rewards are 0 or 1) and standard error, and under
-        `eval/success_rate` the suite's score, their mean. Like `load_eval_suite`, an import of
-        the leaderboards on use."""
-        from rlvr.leaderboards import run_suite
-
-        result = run_suite(suite, policy, parallel="serial", env_host=env_host)
-        row: dict[str, float] = {}
-        variance = 0.0
-        for env in result.envs:
-            error = math.sqrt(env.score * (1 - env.score) / env.judged) if env.judged else math.nan
-            row[f"eval/{env.label}/success_rate"] = env.score
-            row[f"eval/{env.label}/success_rate_se"] = error
-            row[f"eval/{env.label}/episodes"] = float(env.episodes)
-            row[f"eval/{env.label}/mean_reward"] = env.score
-            row[f"eval/{env.label}/infra_error_rate"] = env.infra_errors / env.episodes
-            variance += (error / len(result.envs)) ** 2
-        row["eval/success_rate"] = result.score
         row["eval/success_rate_se"] = math.sqrt(variance)
         return row
 

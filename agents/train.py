@@ -6,7 +6,8 @@ checkpoints. `train(TrainConfig(...))` is the Python API; `rlvr train` the comma
 Its parts live beside it, each in the module that changes with it: `rlvr.agents.train_config`
 (`TrainConfig` and the checks that refuse a run), `rlvr.agents.checkpoints` (the checkpoint
 folder, resume, state files read without running code), `rlvr.agents.held_out` (held-out
-evaluation), `rlvr.agents.rollout_metrics` (a step's `rollout/` metrics, the infra-error window),
+evaluation, and the `SuiteEvaluator` protocol a run on a leaderboard suite is given),
+`rlvr.agents.rollout_metrics` (a step's `rollout/` metrics, the infra-error window),
 `rlvr.agents.curriculum` (dynamic sampling, the curriculum). The names this module has always
 given are re-exported here (`__all__`), with the types a `TrainConfig` is built from.
 
@@ -53,7 +54,7 @@ from rlvr.agents.curriculum import (
     sample_informative,
 )
 from rlvr.agents.errors import InfraErrorRateError, TrainingError
-from rlvr.agents.held_out import EVAL_SEED, HeldOutEvaluator
+from rlvr.agents.held_out import EVAL_SEED, HeldOutEvaluator, SuiteEvaluator
 from rlvr.agents.hf import HFPolicy, LoraSettings
 from rlvr.agents.kinds import make_policy
 from rlvr.agents.learners.base import LEARNERS, Learner
@@ -125,11 +126,24 @@ class TrainResult:
 class Trainer:
     """Owns the policy, learner, rollout collector, random generators and output files."""
 
-    def __init__(self, config: TrainConfig, policy: TrainablePolicy | None = None) -> None:
+    def __init__(
+        self,
+        config: TrainConfig,
+        policy: TrainablePolicy | None = None,
+        *,
+        suite_evaluator: SuiteEvaluator | None = None,
+    ) -> None:
+        """`suite_evaluator` scores the held-out evaluations when `config.eval_suite` names a
+        leaderboard suite (`rlvr.leaderboards.training.BenchSuiteEvaluator()`), and is needed
+        then."""
         self.config = config
         check_envs(config)  # before the model loads: a bad env id fails in a second
         if config.curriculum is not None:  # and a level the env refuses
             check_env_specs(rollout_specs(config.envs, config.curriculum)[0])
+        weights = np.array([spec.weight for spec in config.envs], dtype=float)
+        self.env_weights = weights / weights.sum()
+        # and a suite that is not one, or no evaluator for it
+        self.held_out = HeldOutEvaluator(config, self.env_weights, suite_evaluator)
         if config.threads is not None:
             torch.set_num_threads(config.threads)
         self.policy: TrainablePolicy = policy or HFPolicy(
@@ -164,13 +178,10 @@ class Trainer:
         self.task_rng = np.random.default_rng(config.seed)
         self.sample_generator = torch.Generator(device=self.policy.device).manual_seed(config.seed)
         self.rollouts: AsyncRollouts | None = None  # started with the first step
-        weights = np.array([spec.weight for spec in config.envs], dtype=float)
-        self.env_weights = weights / weights.sum()
         self.infra_errors = InfraErrorWindow(config.infra_error_window)
         self.step = 0
         self.train_seconds = 0.0
         self.evaluations: list[dict[str, float]] = []
-        self.held_out = HeldOutEvaluator(config, self.env_weights)
         self.out = Path(config.output_dir)
         self.out.mkdir(parents=True, exist_ok=True)
         self.metrics = MetricsLog(
@@ -447,18 +458,27 @@ def _start_env_workers(config: TrainConfig) -> Any:
 
 
 def train(
-    config: TrainConfig, *, resume: bool | str | Path = False, policy: TrainablePolicy | None = None
+    config: TrainConfig,
+    *,
+    resume: bool | str | Path = False,
+    policy: TrainablePolicy | None = None,
+    suite_evaluator: SuiteEvaluator | None = None,
 ) -> TrainResult:
     """Run `config`; `resume=True` continues from the latest checkpoint in its output_dir (or
-    pass a checkpoint folder)."""
-    return prepare(config, resume=resume, policy=policy).run()
+    pass a checkpoint folder). With `config.eval_suite`, pass the `suite_evaluator` that scores
+    the suite (`rlvr.leaderboards.training.BenchSuiteEvaluator()`)."""
+    return prepare(config, resume=resume, policy=policy, suite_evaluator=suite_evaluator).run()
 
 
 def prepare(
-    config: TrainConfig, *, resume: bool | str | Path = False, policy: TrainablePolicy | None = None
+    config: TrainConfig,
+    *,
+    resume: bool | str | Path = False,
+    policy: TrainablePolicy | None = None,
+    suite_evaluator: SuiteEvaluator | None = None,
 ) -> Trainer:
     """The `Trainer` of `config`, loaded from a checkpoint when `resume` says so (see `train`)."""
-    trainer = Trainer(config, policy)
+    trainer = Trainer(config, policy, suite_evaluator=suite_evaluator)
     if resume:
         folder = latest_checkpoint(config.output_dir) if resume is True else Path(resume)
         try:

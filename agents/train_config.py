@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rlvr.agents.curriculum import CurriculumConfig
-from rlvr.agents.held_out import load_eval_suite
 from rlvr.agents.hf import LoraSettings
 from rlvr.agents.kinds import make_policy
 from rlvr.agents.learners.base import (
@@ -87,7 +86,9 @@ class TrainConfig:
     """Evaluate on this leaderboard suite instead (a built-in name such as "demo", or a suite
     .toml file): its envs, tasks, sampling and batches, run as `rlvr bench` runs them, so each
     held-out figure is the score `rlvr bench --suite` stores for the model at that step
-    (`eval_episodes` is then unused). Single-agent envs only."""
+    (`eval_episodes` is then unused). Single-agent envs only. The trainer loads it, before the
+    model, through the `SuiteEvaluator` it is given (`rlvr train` gives the leaderboards' one;
+    from Python pass `suite_evaluator=rlvr.leaderboards.training.BenchSuiteEvaluator()`)."""
     save_every: int = 0
     """Write a checkpoint every this many steps (0: only at the end)."""
     time_budget: float | None = None
@@ -219,13 +220,11 @@ class TrainConfig:
         LEARNERS[self.algo].check_run(self.algo_config(), self.run_settings(), self.async_rollouts)
         if self.threads is not None and self.threads < 1:
             raise ValueError("threads must be >= 1, or None to leave torch's default")
-        if self.eval_suite is not None:
-            if self.self_play is not None:
-                raise ValueError(
-                    "eval_suite runs single-agent suites; self-play's evaluation is the win rate "
-                    "against self_play.eval_opponent: remove eval_suite"
-                )
-            load_eval_suite(self.eval_suite)  # a SuiteError (a ValueError) names the problem
+        if self.eval_suite is not None and self.self_play is not None:
+            raise ValueError(
+                "eval_suite runs single-agent suites; self-play's evaluation is the win rate "
+                "against self_play.eval_opponent: remove eval_suite"
+            )
         if self.lora is not None and self.lora.dropout > 0:
             raise ValueError(
                 "LoRA dropout has no effect in RL training (learners run without dropout so that "

@@ -1,7 +1,9 @@
 """The `rlvr` command line. Each family adds its subcommands from its own module.
 
 A module listed in `COMMAND_MODULES` defines `add_commands(subparsers)`, registering argparse
-subparsers whose `func(args) -> int` runs the command. Modules import heavy dependencies inside
+subparsers whose `func(args) -> int` runs the command; `COMMAND_WIRING` gives a module below the
+top layer the parts from above it that its commands use (its `add_commands` takes them by
+keyword), since it may not import them itself. Modules import heavy dependencies inside
 their command functions, and a command whose flags are generated from config classes adds them
 on first use (`rlvr.config.defer`), so `rlvr --help` stays fast.
 """
@@ -14,8 +16,12 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from rlvr.config import CommandParser
+
+if TYPE_CHECKING:
+    from rlvr.agents.held_out import SuiteEvaluator
 
 COMMAND_MODULES = (
     "rlvr.envs.cli",
@@ -30,6 +36,19 @@ COMMAND_MODULES = (
 )
 
 
+def _suite_evaluator() -> SuiteEvaluator:
+    """What `rlvr train --eval-suite` scores the suite with: the leaderboards' evaluator, made on
+    use (the leaderboards sit above the agents)."""
+    from rlvr.leaderboards.training import BenchSuiteEvaluator
+
+    return BenchSuiteEvaluator()
+
+
+COMMAND_WIRING: dict[str, dict[str, Any]] = {
+    "rlvr.agents.cli": {"suite_evaluator": _suite_evaluator},
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rlvr", description="rlvr-gym: environments, verifiers and learners for RLVR"
@@ -39,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
         dest="command", metavar="COMMAND", parser_class=CommandParser
     )
     for module_name in COMMAND_MODULES:
-        importlib.import_module(module_name).add_commands(subparsers)
+        wiring = COMMAND_WIRING.get(module_name, {})
+        importlib.import_module(module_name).add_commands(subparsers, **wiring)
     return parser
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -82,14 +83,29 @@ def test_leaderboards_importing_the_trainer_fails_the_check(checkout):
     assert "rlvr.leaderboards._agents_probe -> rlvr.agents.train (l.2)" in result.stdout
 
 
-def test_the_trainer_loop_importing_the_leaderboards_fails_the_check(checkout):
-    # the one excepted upward import is held-out evaluation's (rlvr.agents.held_out): the rest of
-    # the trainer, the loop included, keeps to the layers
-    trainer = checkout / "agents" / "train.py"
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("train.py", "rlvr.agents.train"),  # the trainer's loop
+        ("held_out.py", "rlvr.agents.held_out"),  # held-out evaluation, once the one exception
+        ("cli.py", "rlvr.agents.cli"),  # `rlvr train`: rlvr.cli passes it the suite evaluator
+    ],
+)
+def test_an_agents_module_importing_the_leaderboards_fails_the_check(checkout, module, name):
+    # training on a leaderboard suite is given the leaderboards' evaluator (`SuiteEvaluator`):
+    # no module of the agents may import them, not even on use
+    source = checkout / "agents" / module
     probe = "\n\ndef _probe():\n    from rlvr.leaderboards import run_suite\n\n"
     probe += "    return run_suite\n"
-    trainer.write_text(trainer.read_text() + probe)
+    source.write_text(source.read_text() + probe)
     result = lint_imports(checkout)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "rlvr.agents is not allowed to import rlvr.leaderboards" in result.stdout
-    assert "rlvr.agents.train -> rlvr.leaderboards" in result.stdout, result.stdout
+    assert f"{name} -> rlvr.leaderboards" in result.stdout, result.stdout
+
+
+def test_the_layers_contract_declares_no_exception():
+    # an excepted import (`ignore_imports`) is a debt of the layering: none is left
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    layers = next(c for c in contracts["contracts"] if c["id"] == "layers")
+    assert "ignore_imports" not in layers

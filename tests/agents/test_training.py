@@ -629,6 +629,48 @@ def test_eval_suite_figures_are_the_scores_rlvr_bench_gives(tiny_path, tmp_path,
     assert rows[0]["eval/test/Digits-v0/episodes"] == 24.0  # the suite's, not eval_episodes
 
 
+def test_eval_suite_from_python_figures_are_the_suites_and_needs_its_evaluator(tiny_path, tmp_path):
+    """From Python the trainer is given the leaderboards' evaluator (the agents may not import
+    them): its held-out row holds the suite's envs under the keys of every evaluation; without an
+    evaluator the run is refused, naming the object to pass, before the model loads."""
+    from rlvr.leaderboards.training import BenchSuiteEvaluator
+
+    suite = tmp_path / "digits.toml"
+    suite.write_text(DIGITS_SUITE.replace("episodes = 24", "episodes = 4"))
+    run = config(tiny_path, tmp_path / "run", eval_suite=str(suite))
+    trainer = Trainer(run, suite_evaluator=BenchSuiteEvaluator())
+    row = trainer.evaluate()
+    trainer.close()
+    per_env = ["success_rate", "success_rate_se", "episodes", "mean_reward", "infra_error_rate"]
+    expected = {f"eval/test/Digits-v0/{name}" for name in per_env}
+    assert set(row) >= expected | {"eval/success_rate", "eval/success_rate_se"}
+    assert row["eval/test/Digits-v0/episodes"] == 4.0  # the suite's episodes, not eval_episodes
+    assert row["eval/success_rate"] == row["eval/test/Digits-v0/success_rate"]
+
+    unloadable = config(tmp_path / "no-model", tmp_path / "refused", eval_suite=str(suite))
+    fix = "pass suite_evaluator=rlvr.leaderboards.training.BenchSuiteEvaluator()"
+    with pytest.raises(ValueError, match=re.escape(fix)):
+        Trainer(unloadable)  # a model that is not there: refused before it would load
+    with pytest.raises(ValueError, match=re.escape(fix)):
+        train(unloadable)
+    assert not (tmp_path / "refused").exists()
+
+
+def test_an_unknown_eval_suite_is_refused_before_the_model_loads(tmp_path, capsys):
+    from rlvr.leaderboards.training import BenchSuiteEvaluator
+
+    unloadable = config(tmp_path / "no-model", tmp_path / "run", eval_suite="maths")
+    with pytest.raises(ValueError, match="no built-in suite 'maths'"):
+        Trainer(unloadable, suite_evaluator=BenchSuiteEvaluator())
+    model, out = str(tmp_path / "no-model"), str(tmp_path / "run")
+    command = ["train", "--env", "test/Digits-v0", "--model", model, "--eval-suite", "maths",
+               "--out", out, "--no-progress"]  # fmt: skip
+    assert main(command) == 1
+    error = capsys.readouterr().err
+    assert error.startswith("error: no built-in suite 'maths'"), error
+    assert len(error.strip().splitlines()) == 1
+
+
 def test_held_out_split_is_used_for_evaluation():
     spec = EnvSpec("rlvr/Math-v0", kwargs={"difficulty": 1})
     assert spec.eval_kwargs == {"difficulty": 1, "split": "test"}
@@ -661,7 +703,6 @@ def test_held_out_split_is_used_for_evaluation():
         ({"max_infra_error_rate": 1.5}, "max_infra_error_rate must be in \\[0, 1\\]"),
         ({"max_infra_error_rate": -0.1}, "1.0 never stops"),
         ({"infra_error_window": 0}, "infra_error_window must be >= 1"),
-        ({"eval_suite": "maths"}, "no built-in suite 'maths'"),
         ({"eval_suite": "demo", "self_play": SelfPlayConfig()}, "remove eval_suite"),
     ],
 )
