@@ -1610,7 +1610,14 @@ CUSTOM = "custom"
 FRESH_SEEDS = (11, 12, 13, 14, 15)
 EXPERIMENTS: dict[str, Experiment] = {
     # the math comparison at three training budgets: does a lead survive longer training?
-    "math-30": Experiment(("math",), FRESH_SEEDS, budget=30.0, eval_every=15.0),
+    # RLOO (the learner added through the Learner table, issue 28) runs here, beside GRPO
+    "math-30": Experiment(
+        ("math",),
+        FRESH_SEEDS,
+        learners=("grpo", "ppo", "rloo", "trl"),
+        budget=30.0,
+        eval_every=15.0,
+    ),
     "math-120": Experiment(("math",), FRESH_SEEDS, budget=120.0, eval_every=30.0),
     # three seeds: a 300 s run is ten times a 30 s one on this 2-core machine
     "math-300": Experiment(("math",), FRESH_SEEDS[:3], budget=300.0, eval_every=60.0),
