@@ -79,7 +79,7 @@ def _config_class(name: str) -> Any:
     def config_class() -> type:
         from rlvr.leaderboards import config
 
-        return getattr(config, name)  # type: ignore[no-any-return]
+        return getattr(config, name)
 
     return config_class
 

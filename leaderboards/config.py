@@ -22,7 +22,7 @@ ParallelMode = Literal["auto", "processes", "threads", "serial"]
 the run options: those left out keep `run_suite`'s."""
 
 
-_PARALLEL: ParallelMode = runner.DEFAULT_PARALLEL  # type: ignore[assignment]
+_PARALLEL: ParallelMode = runner.DEFAULT_PARALLEL
 
 
 def _agent_help() -> str:

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
 from rlvr.agents.kinds import AgentKind, agent_kind, make_policy
 from rlvr.agents.policy import Completion, Policy, SamplingParams
@@ -47,7 +47,7 @@ SHARD_EPISODES = 50
 """Tasks per unit of work (fixed, so results never depend on the number of workers)."""
 
 PARALLEL_MODES = ("auto", "processes", "threads", "serial")
-DEFAULT_PARALLEL = "auto"
+DEFAULT_PARALLEL: Final = "auto"
 """How suites run unless told (`run_suite`, `reverify`, `rlvr bench --parallel`)."""
 DEFAULT_BATCH_SIZE = 16
 """Episodes per generate call unless told (`run_suite`, `rlvr bench --batch-size`)."""
