@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlvr.agents.learners.base import LEARNERS
 from rlvr.agents.policy import SamplingParams
-from rlvr.config import Positive, Seed, check_numbers, cli, defer
+from rlvr.config import Positive, Seed, add_command, check_numbers, cli
 
 if TYPE_CHECKING:
     from rlvr.agents.held_out import SuiteEvaluator
@@ -79,10 +79,10 @@ def add_commands(
     """`rlvr eval`, `rlvr train` and `rlvr tiny`. `suite_evaluator` makes the evaluator that
     `rlvr train --eval-suite` scores the suite with: the leaderboards' (they sit above the agents,
     so `rlvr.cli`, the top layer, passes it); without it, `--eval-suite` is refused in a line."""
-    _add_command(
+    add_command(
         subparsers, "eval", lambda: EvalConfig, run_eval, help="evaluate an agent on an environment"
     )
-    train = _add_command(
+    train = add_command(
         subparsers,
         "train",
         _train_config_class,
@@ -99,49 +99,13 @@ def add_commands(
         help="continue from the latest checkpoint in --out; without --config, start from its "
         "config.toml (only steps, budgets, evaluation/saving periods and display may change)",
     )
-    _add_command(
+    add_command(
         subparsers,
         "tiny",
         _tiny_config_class,
         run_tiny,
         help="build a tiny model offline, warm-started on an env's reference replies",
     )
-
-
-def _add_command(
-    subparsers: Any,
-    name: str,
-    config_class: Callable[[], type],
-    run: Callable[[Any, argparse.Namespace], int],
-    *,
-    config_file: Callable[[argparse.Namespace], str | Path | None] = lambda args: args.config,
-    **parser_settings: Any,
-) -> argparse.ArgumentParser:
-    """A subcommand whose flags come from `config_class()` (imported on first use)."""
-    from rlvr.config import add_config_arguments
-
-    parser = subparsers.add_parser(name, **parser_settings)
-    defer(parser, lambda parser: add_config_arguments(parser, config_class()))
-    parser.set_defaults(func=functools.partial(_run_command, config_class, run, config_file))
-    return parser
-
-
-def _run_command(
-    config_class: Callable[[], type],
-    run: Callable[[Any, argparse.Namespace], int],
-    config_file: Callable[[argparse.Namespace], str | Path | None],
-    args: argparse.Namespace,
-) -> int:
-    from rlvr.config import resolve, to_toml
-
-    try:  # a bad file, key or flag value is reported in one line
-        config: Any = resolve(config_class(), args, config_file(args))
-    except ValueError as exc:
-        return _fail(exc)
-    if args.print_config:
-        print(to_toml(config), end="")
-        return 0
-    return run(config, args)
 
 
 def _fail(exc: Exception) -> int:

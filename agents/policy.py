@@ -9,12 +9,11 @@ imports torch (its types are named for type checkers only).
 
 from __future__ import annotations
 
-import argparse
 import os
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from rlvr.core.policy import (
     Completion,
@@ -38,45 +37,9 @@ __all__ = [
     "PadToken",
     "Policy",
     "Sample",
-    "SamplingFlags",
     "SamplingParams",
     "TrainablePolicy",
-    "add_sampling_flags",
-    "overridden",
-    "sampling_overrides",
 ]
-
-
-@dataclass(frozen=True)
-class SamplingFlags:
-    """The sampling section alone, for a command that reads its sampling from elsewhere (a suite
-    file: `rlvr bench`, `rlvr bench arena`) and lets the flags override it."""
-
-    sampling: SamplingParams = field(default_factory=SamplingParams)
-    """Overrides of the file's `[sampling]` table (whose values, not these defaults, apply to
-    the flags left out), with the flags of `rlvr train` and `rlvr eval`."""
-
-
-def add_sampling_flags(parser: argparse.ArgumentParser) -> None:
-    """`--temperature`, `--top-p`, `--top-k`, `--max-new-tokens`, `--stop`, `--sampling.seed`."""
-    from rlvr.config import add_flags
-
-    add_flags(parser, SamplingFlags)
-
-
-def sampling_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The sampling flags given in `args` (parsed with `add_sampling_flags`), by field name."""
-    from rlvr.config import flag_values
-
-    return {path[-1]: value for path, value in flag_values(SamplingFlags, args)}
-
-
-def overridden(sampling: SamplingParams, overrides: Mapping[str, Any]) -> SamplingParams:
-    """`sampling` with `overrides` (file data, e.g. `sampling_overrides(args)`) applied; a bad
-    value raises `ConfigError` naming the key, as in a config file."""
-    from rlvr.config import build, dump
-
-    return build(SamplingParams, {**dump(sampling), **overrides}, "command line", "sampling")
 
 
 @dataclass

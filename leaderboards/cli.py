@@ -13,8 +13,32 @@ from typing import Any
 
 
 def add_commands(subparsers: Any) -> None:
-    from rlvr.agents.policy import add_sampling_flags
-    from rlvr.leaderboards.runner import PARALLEL_MODES, run_suite
+    from rlvr.config import add_command
+
+    bench = add_command(
+        subparsers,
+        "bench",
+        _config_class("BenchConfig"),
+        run_bench,
+        help="run a benchmark suite with an agent and store the result",
+    )
+    actions = bench.add_subparsers(dest="bench_command", metavar="{reverify,suites,arena}")
+    add_command(
+        actions,
+        "reverify",
+        _config_class("ReverifyConfig"),
+        run_reverify,
+        help="re-judge stored results with today's verifiers",
+    )
+    suites = actions.add_parser("suites", help="list the built-in suites")
+    suites.set_defaults(func=list_suites)
+    add_command(
+        actions,
+        "arena",
+        _config_class("ArenaConfig"),
+        run_arena_command,
+        help="rank agents by Elo from head-to-head games on a multi-agent suite, and store it",
+    )
 
     db = argparse.ArgumentParser(add_help=False)
     db.add_argument(
@@ -22,77 +46,6 @@ def add_commands(subparsers: Any) -> None:
         help="result store (SQLite file); default $RLVR_LEADERBOARD_DB, else "
         "~/.local/share/rlvr/leaderboard.sqlite (under $XDG_DATA_HOME if set)",
     )
-    # Run options left out keep the defaults of run_suite/reverify, which own them.
-    run = argparse.ArgumentParser(add_help=False)
-    run.add_argument(
-        "--parallel",
-        choices=PARALLEL_MODES,
-        default=argparse.SUPPRESS,
-        help="auto: processes for scripted agents, threads for openai:, serial for hf:"
-        + _default_of(run_suite, "parallel"),
-    )
-    run.add_argument(
-        "--workers",
-        type=int,
-        default=argparse.SUPPRESS,
-        help="worker processes/threads (default: cores)",
-    )
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    run.add_argument(
-        "--ray",
-        nargs="?",
-        const="local",
-        metavar="ADDRESS",
-        help="run the envs on Ray env workers: alone, start Ray on this machine; else the address "
-        "of a cluster to join (auto, ray://HOST:10001). Same results as without Ray",
-    )
-    run.add_argument(
-        "--env-workers", type=int, default=2, help="Ray env workers (with --ray; default: 2)"
-    )
-
-    bench = subparsers.add_parser(
-        "bench", parents=[db, run], help="run a benchmark suite with an agent and store the result"
-    )
-    bench.add_argument("--suite", help="built-in suite name or path of a suite .toml file")
-    bench.add_argument("--agent", help=_agent_help())
-    bench.add_argument("--name", help="name on the leaderboard (default: the agent spec)")
-    bench.add_argument(
-        "--batch-size",
-        type=int,
-        default=argparse.SUPPRESS,
-        help="episodes per generate call" + _default_of(run_suite, "batch_size"),
-    )
-    bench.add_argument(
-        "--episodes", type=int, help="override tasks per env (a different, smaller benchmark)"
-    )
-    add_sampling_flags(bench)  # override the suite's sampling (a different benchmark, too)
-    bench.set_defaults(func=run_bench)
-    actions = bench.add_subparsers(dest="bench_command", metavar="{reverify,suites,arena}")
-    again = actions.add_parser(
-        "reverify", parents=[db, run], help="re-judge stored results with today's verifiers"
-    )
-    again.add_argument("ids", nargs="*", type=int, help="result ids (see rlvr leaderboard list)")
-    again.add_argument("--stale", action="store_true", help="every result whose verifier changed")
-    again.set_defaults(func=run_reverify)
-    suites = actions.add_parser("suites", help="list the built-in suites")
-    suites.set_defaults(func=list_suites)
-    arena = actions.add_parser(
-        "arena",
-        parents=[db],
-        help="rank agents by Elo from head-to-head games on a multi-agent suite, and store it",
-    )
-    arena.add_argument("--suite", required=True, help="built-in arena suite or a .toml file")
-    arena.add_argument(
-        "--agent",
-        action="append",
-        required=True,
-        metavar="[NAME=]SPEC",
-        help="an agent (at least two; repeat the flag), named NAME or by its spec. "
-        + _agent_help(),
-    )
-    add_sampling_flags(arena)  # override the arena's sampling
-    arena.set_defaults(func=run_arena_command)
-
     board = subparsers.add_parser("leaderboard", help="rank stored results")
     views = board.add_subparsers(dest="board_command", metavar="{show,html,list,delete,import}")
     show = views.add_parser("show", parents=[db], help="print a ranked table per suite")
@@ -120,17 +73,15 @@ def add_commands(subparsers: Any) -> None:
     board.set_defaults(func=lambda args: board.print_help() or 2)
 
 
-def _default_of(function: Any, parameter: str) -> str:
-    """` (default: X)` for `--help`, X read from the function that owns the default."""
-    import inspect
+def _config_class(name: str) -> Any:
+    """The config class `name` of `rlvr.leaderboards.config`, imported on first use."""
 
-    found = inspect.signature(function).parameters.get(parameter)
-    return f" (default: {found.default})" if found is not None else ""
+    def config_class() -> type:
+        from rlvr.leaderboards import config
 
+        return getattr(config, name)
 
-def _run_options(args: argparse.Namespace, *names: str) -> dict[str, Any]:
-    """The run options given on the command line (the others keep the runner's defaults)."""
-    return {name: getattr(args, name) for name in names if hasattr(args, name)}
+    return config_class
 
 
 def _selection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -152,30 +103,25 @@ def _id_list(text: str) -> list[int]:
         ) from None
 
 
-def _agent_help() -> str:
-    from rlvr.agents.kinds import agent_specs
-
-    return f"agent spec: {agent_specs()}"
-
-
 SAVED_ASIDE = 3
 """Exit status of `rlvr bench` when the run finished but the store could not take the result,
 which was saved in a file beside it instead (`rlvr leaderboard import FILE` adds it)."""
 
 
-def _db_path(args: argparse.Namespace) -> Path:
+def _db_path(db: str | None) -> Path:
+    """The store `--db` names, else the default one."""
     from rlvr.leaderboards.store import default_db_path
 
-    return Path(args.db) if args.db else default_db_path()
+    return Path(db) if db else default_db_path()
 
 
-def _store(args: argparse.Namespace, *, readonly: bool = False) -> Any:
+def _store(db: str | None, *, readonly: bool = False) -> Any:
     from rlvr.leaderboards.store import ResultStore
 
-    return ResultStore(_db_path(args), readonly=readonly)
+    return ResultStore(_db_path(db), readonly=readonly)
 
 
-def _store_result(args: argparse.Namespace, result: Any, *, supersedes: int | None = None) -> Any:
+def _store_result(db: str | None, result: Any, *, supersedes: int | None = None) -> Any:
     """Add a finished result to the store; if the store cannot take it (locked past its wait,
     read-only, full), save it in a file beside the store instead and say how to import it.
     Returns that file's path, or None when the result is in the store."""
@@ -187,20 +133,20 @@ def _store_result(args: argparse.Namespace, result: Any, *, supersedes: int | No
 
     with _ctrl_c_deferred():
         try:
-            with _store(args) as store:
+            with _store(db) as store:
                 store.add(result, supersedes=supersedes)
             return None
         except InvalidResultError as exc:  # no store (nor import) takes it: saving it aside is moot
             raise InvalidResultError(f"the result cannot be stored: {exc}") from None
         except (LeaderboardError, sqlite3.Error, OSError) as exc:
             try:
-                path = save_unsaved(result, _db_path(args), supersedes=supersedes)
+                path = save_unsaved(result, _db_path(db), supersedes=supersedes)
             except StoreError as again:
                 raise StoreError(f"{exc}; {again}: the result is lost") from None
             command = f"rlvr leaderboard import {shlex.quote(str(path))}"
             _say(
                 f"error: {exc}\nthe finished result is saved in {path}; add it to the store "
-                f"with\n  {command} --db {shlex.quote(str(_db_path(args)))}"
+                f"with\n  {command} --db {shlex.quote(str(_db_path(db)))}"
             )
             return path
 
@@ -238,10 +184,9 @@ def _say(message: str) -> None:
 # --- bench ----------------------------------------------------------------------------------------
 
 
-def run_bench(args: argparse.Namespace) -> int:
+def run_bench(config: Any, args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from rlvr.agents.policy import overridden, sampling_overrides
     from rlvr.leaderboards.errors import LeaderboardError
     from rlvr.leaderboards.runner import run_suite
     from rlvr.leaderboards.suites import load_suite
@@ -249,40 +194,37 @@ def run_bench(args: argparse.Namespace) -> int:
     from rlvr.rollout.hosts import EnvWorkersError
     from rlvr.workers import env_workers
 
-    if not args.suite or not args.agent:
-        return _fail(
-            "rlvr bench needs --suite and --agent, e.g. rlvr bench --suite math --agent "
-            "oracle (rlvr bench suites lists the suites)"
-        )
     try:
-        suite = load_suite(args.suite)
-        if args.episodes is not None:
-            suite = suite.with_episodes(args.episodes)
-        if overrides := sampling_overrides(args):
-            suite = replace(suite, sampling=overridden(suite.sampling, overrides))
+        suite = load_suite(config.suite)
+        if config.episodes is not None:
+            suite = suite.with_episodes(config.episodes)
+        if config.sampling is not None:  # the suite's own, with the keys given replaced
+            suite = replace(suite, sampling=config.sampling)
         # Open the store once first: a wrong path, a foreign or unwritable file must not be
         # found out only after the run. (Closed again: no SQLite connection across fork.)
-        _store(args).close()
-        with env_workers(args.ray, args.env_workers) as ray_workers:
+        _store(config.db).close()
+        with env_workers(config.ray, config.env_workers) as ray_workers:
             result = run_suite(
                 suite,
-                args.agent,
-                name=args.name,
-                progress=not args.no_progress,
+                config.agent,
+                name=config.name,
+                parallel=config.parallel,
+                workers=config.workers,
+                batch_size=config.batch_size,
+                progress=config.progress,
                 env_host=ray_workers.host if ray_workers is not None else None,
-                **_run_options(args, "parallel", "workers", "batch_size"),
             )
-        saved_in = _store_result(args, result)
+        saved_in = _store_result(config.db, result)
         print(result_summary(result))
         if saved_in is not None:
             return SAVED_ASIDE
-        print(f"stored in {_db_path(args)}")
+        print(f"stored in {_db_path(config.db)}")
     except (LeaderboardError, ValueError, ImportError, EnvWorkersError) as exc:
         return _fail(str(exc))
     return 0
 
 
-def run_reverify(args: argparse.Namespace) -> int:
+def run_reverify(config: Any, args: argparse.Namespace) -> int:
     from rlvr.leaderboards.errors import LeaderboardError
     from rlvr.leaderboards.runner import reverify
     from rlvr.leaderboards.views import fmt_score, printable
@@ -292,23 +234,24 @@ def run_reverify(args: argparse.Namespace) -> int:
     try:
         # Read, then close the store before forking workers: a SQLite connection must not be
         # carried across fork.
-        with _store(args) as store:
-            ids = list(args.ids)
-            if args.stale:
+        with _store(config.db) as store:
+            ids = list(config.ids)
+            if config.stale:
                 ids += [i for i in _stale_ids(store) if i not in ids]
             olds = [store.get(result_id) for result_id in ids]
         if not ids:
             return _fail("name result ids to re-judge, or pass --stale")
         status = 0
-        with env_workers(args.ray, args.env_workers) as ray_workers:
+        with env_workers(config.ray, config.env_workers) as ray_workers:
             for old in olds:
                 new = reverify(
                     old,
-                    progress=not args.no_progress,
+                    parallel=config.parallel,
+                    workers=config.workers,
+                    progress=config.progress,
                     env_host=ray_workers.host if ray_workers is not None else None,
-                    **_run_options(args, "parallel", "workers"),
                 )
-                saved_in = _store_result(args, new, supersedes=old.id)
+                saved_in = _store_result(config.db, new, supersedes=old.id)
                 changes = ", ".join(
                     f"{printable(env.label)} {fmt_score(before.score)} -> {fmt_score(env.score)}"
                     for env, before in zip(new.envs, old.envs)
@@ -383,38 +326,27 @@ def _boards(args: argparse.Namespace, store: Any) -> tuple[list[Any], list[str]]
     return boards, refusals
 
 
-def run_arena_command(args: argparse.Namespace) -> int:
+def run_arena_command(config: Any, args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from rlvr.agents.policy import overridden, sampling_overrides
+    from rlvr.config import dump
     from rlvr.leaderboards.arena import load_arena, run_arena
     from rlvr.leaderboards.errors import LeaderboardError
     from rlvr.leaderboards.views import arena_table
 
-    agents = dict(_named_agent(text) for text in args.agent)
-    if len(agents) < 2:
-        return _fail("an arena needs at least two agents with different names: --agent A --agent B")
     try:
-        suite = load_arena(args.suite)
-        if overrides := sampling_overrides(args):
-            overridden(suite.sampling_params, overrides)  # a bad value: named as a flag's
-            suite = replace(suite, sampling={**suite.sampling, **overrides})
-        result = run_arena(suite, agents)
-        with _store(args) as store:
+        suite = load_arena(config.suite)
+        if config.sampling is not None:  # the arena's table, with the keys that changed
+            own = dump(suite.sampling_params)
+            changed = {k: v for k, v in dump(config.sampling).items() if v != own[k]}
+            suite = replace(suite, sampling={**suite.sampling, **changed})
+        result = run_arena(suite, {agent.name: agent.spec for agent in config.agents})
+        with _store(config.db) as store:
             store.add_arena(result)
     except (LeaderboardError, ValueError) as exc:
         return _fail(str(exc))
     print(arena_table(result))
     return 0
-
-
-def _named_agent(text: str) -> tuple[str, str]:
-    """`NAME=SPEC` or `SPEC` (named by itself); a spec's own `=` (fixed:a=b) stays in the spec
-    when NAME would hold a `:`."""
-    name, equals, spec = text.partition("=")
-    if equals and ":" not in name:
-        return name, spec
-    return text, text
 
 
 def _left_out(refusals: list[str]) -> Any:
@@ -436,7 +368,7 @@ def show_board(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.views import arena_table, terminal_table
 
     try:
-        with _store(args, readonly=True) as store:
+        with _store(args.db, readonly=True) as store:
             boards, refusals = _boards(args, store)
             arenas = [] if args.ids else _latest_arenas(args, store, refusals)
     except LeaderboardError as exc:
@@ -457,7 +389,7 @@ def write_html(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.webpage import write_site
 
     try:
-        with _store(args, readonly=True) as store:
+        with _store(args.db, readonly=True) as store:
             boards, refusals = _boards(args, store)
             arenas = [] if args.ids else _latest_arenas(args, store, refusals)
             if refusals:
@@ -480,7 +412,7 @@ def list_results(args: argparse.Namespace) -> int:
 
     damaged: list[str] = []
     try:
-        with _store(args, readonly=True) as store:
+        with _store(args.db, readonly=True) as store:
             results = store.results(
                 suite=args.suite, include_superseded=args.all, on_damaged=_left_out(damaged)
             )
@@ -503,7 +435,7 @@ def delete_results(args: argparse.Namespace) -> int:
     from rlvr.leaderboards.views import printable
 
     try:
-        with _store(args) as store:
+        with _store(args.db) as store:
             for result_id in args.ids:
                 print(printable(store.describe(result_id)))
             if not args.yes:
@@ -524,7 +456,7 @@ def import_results(args: argparse.Namespace) -> int:
     try:
         for file in args.files:
             result, supersedes = read_unsaved(file)
-            with _store(args) as store:
+            with _store(args.db) as store:
                 result_id, added = store.add_once(result, supersedes=supersedes)
                 what = f"{store.describe(result_id)} in {store.path}"
             if added:

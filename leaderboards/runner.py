@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
 from rlvr.agents.kinds import AgentKind, agent_kind, make_policy
 from rlvr.agents.policy import Completion, Policy, SamplingParams
@@ -47,6 +47,10 @@ SHARD_EPISODES = 50
 """Tasks per unit of work (fixed, so results never depend on the number of workers)."""
 
 PARALLEL_MODES = ("auto", "processes", "threads", "serial")
+DEFAULT_PARALLEL: Final = "auto"
+"""How suites run unless told (`run_suite`, `reverify`, `rlvr bench --parallel`)."""
+DEFAULT_BATCH_SIZE = 16
+"""Episodes per generate call unless told (`run_suite`, `rlvr bench --batch-size`)."""
 
 
 @dataclass
@@ -60,7 +64,7 @@ class Shard:
     sampling: SamplingParams | None = None
     agent_spec: str | None = None
     """Built into a policy where the shard runs (None when `policy` is given)."""
-    batch_size: int = 16
+    batch_size: int = DEFAULT_BATCH_SIZE
     policy: Any = field(default=None, repr=False)
     """A shared policy (in-process modes only)."""
     records: list[EpisodeRecord] | None = field(default=None, repr=False)
@@ -85,9 +89,9 @@ def run_suite(
     agent: str | Policy,
     *,
     name: str | None = None,
-    parallel: str = "auto",
+    parallel: str = DEFAULT_PARALLEL,
     workers: int | None = None,
-    batch_size: int = 16,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     progress: bool = False,
     env_host: EnvHost | None = None,
 ) -> BenchResult:
@@ -140,7 +144,7 @@ def run_suite(
 def reverify(
     result: BenchResult,
     *,
-    parallel: str = "auto",
+    parallel: str = DEFAULT_PARALLEL,
     workers: int | None = None,
     progress: bool = False,
     env_host: EnvHost | None = None,

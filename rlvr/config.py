@@ -26,11 +26,13 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import functools
 import inspect
 import itertools
 import json
 import math
 import re
+import sys
 import textwrap
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -270,10 +272,12 @@ def _build(cls: type[T], data: Mapping[str, Any], source: str, table: str) -> T:
         doc = field_docs(cls).get(missing[0], "")
         raise ConfigError(f"{source}: {where} needs {missing[0]!r} ({doc})")
     hints, declared = _hints(cls), _declared_hints(cls)
+    bases = _table_bases(cls, data)
     values = {}
     for name, value in data.items():
         key = f"{table}.{name}" if table else name
-        values[name] = _coerce(_over_default(fields[name], value), hints[name], source, key)
+        base = _over_default(fields[name], value, bases.get(name))
+        values[name] = _coerce(base, hints[name], source, key)
         if problem := _number_problem(values[name], declared[name], key):
             raise ConfigError(f"{source}: {problem}")
     try:
@@ -284,14 +288,24 @@ def _build(cls: type[T], data: Mapping[str, Any], source: str, table: str) -> T:
         raise ConfigError(f"{source}: {f'[{table}] ' if table else ''}{exc}") from None
 
 
-def _over_default(field: dataclasses.Field, value: Any) -> Any:
-    """A table given for a nested dataclass field, over the field's own default: the keys a file
-    or the flags leave out keep the holder's defaults (`EvalConfig.sampling` is greedy, and
-    `--max-new-tokens 8` alone must not bring back `SamplingParams`' temperature 1)."""
-    default = None if _required(field) else _default(field)
+def _over_default(field: dataclasses.Field, value: Any, base: Any = None) -> Any:
+    """A table given for a nested dataclass field, over the field's own default (or over `base`,
+    where the holder names one): the keys a file or the flags leave out keep the holder's
+    defaults (`EvalConfig.sampling` is greedy, and `--max-new-tokens 8` alone must not bring back
+    `SamplingParams`' temperature 1)."""
+    default = base if base is not None else None if _required(field) else _default(field)
     if not isinstance(value, Mapping) or not dataclasses.is_dataclass(default):
         return value
     return {**dump(default), **value}
+
+
+def _table_bases(cls: type, data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What the tables given for `cls`'s nested fields are taken over, where that depends on
+    other keys: a config class defines `table_bases(data) -> {field name: instance}` (a static
+    method; `rlvr bench`'s sampling flags override the named suite's own `[sampling]`, so the
+    keys they leave out keep the suite's values, not `SamplingParams`' defaults)."""
+    table_bases = getattr(cls, "table_bases", None)
+    return table_bases(data) if table_bases is not None else {}
 
 
 def build(cls: type[T], data: Mapping[str, Any], source: str = "config", table: str = "") -> T:
@@ -638,8 +652,9 @@ def add_flags(parser: argparse.ArgumentParser, cls: type) -> None:
     shared = _shared_aliases(options)
     for option in options:
         settings = {"default": argparse.SUPPRESS, "help": _help(option), **_argparse_kind(option)}
-        if option.cli.positional:
-            settings.update(nargs="?", metavar=option.field.name.upper())
+        if option.cli.positional:  # a list takes any number of values, anything else one or none
+            nargs = "*" if settings.get("nargs") == "*" else "?"
+            settings.update(nargs=nargs, metavar=option.field.name.upper())
             parser.add_argument(_dest(option), **settings)
         else:
             aliases = [name for name in option.cli.aliases if name not in (*shared, option.flag)]
@@ -706,11 +721,20 @@ def flag_values(cls: type, args: argparse.Namespace) -> list[tuple[tuple[str, ..
         for dest, value in vars(args).items()
         if dest.startswith(_DEST)
     ]
-    given.sort(key=lambda item: (len(item[0]) == 1, list(by_key).index(item[0][0])))
+    order = list(by_key)
+    given.sort(
+        key=lambda item: (
+            len(item[0]) == 1,
+            order.index(item[0][0]) if item[0][0] in order else -1,
+        )
+    )
     assignments = []
     for keys, value in given:
         for key in keys:
-            option = by_key[key]
+            option = by_key.get(key)
+            if option is None:  # given to a parent command for another of its subcommands
+                flag = "--" + key.replace("_", "-")
+                raise ConfigError(f"{flag} is not an option of this command: drop it")
             assignments.append((option.path, _flag_value(option, value)))
     _refuse_contradictions(assignments)
     return assignments
@@ -811,3 +835,37 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
         help="print the resolved config as TOML and exit without running",
     )
     add_flags(parser, cls)
+
+
+def add_command(
+    subparsers: Any,
+    name: str,
+    config_class: Callable[[], type],
+    run: Callable[[Any, argparse.Namespace], int],
+    *,
+    config_file: Callable[[argparse.Namespace], str | Path | None] = lambda args: args.config,
+    **parser_settings: Any,
+) -> argparse.ArgumentParser:
+    """A subcommand whose flags, `--config` and `--print-config` come from `config_class()`
+    (imported on first use): it resolves the config and calls `run(config, args)`."""
+    parser = subparsers.add_parser(name, **parser_settings)
+    defer(parser, lambda parser: add_config_arguments(parser, config_class()))
+    parser.set_defaults(func=functools.partial(_run_command, config_class, run, config_file))
+    return parser
+
+
+def _run_command(
+    config_class: Callable[[], type],
+    run: Callable[[Any, argparse.Namespace], int],
+    config_file: Callable[[argparse.Namespace], str | Path | None],
+    args: argparse.Namespace,
+) -> int:
+    try:  # a bad file, key or flag value is reported in one line
+        config: Any = resolve(config_class(), args, config_file(args))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.print_config:
+        print(to_toml(config), end="")
+        return 0
+    return run(config, args)

@@ -54,7 +54,7 @@ def test_bench_show_list_and_env_var_store(tmp_path: Path, capsys, monkeypatch) 
 def test_bench_errors_are_clear(tmp_path: Path, capsys) -> None:
     db = tmp_path / "b.sqlite"
     assert main(["bench", "--db", str(db), "--agent", "oracle"]) == 1
-    assert "needs --suite and --agent" in capsys.readouterr().err
+    assert "suite is required: give --suite" in capsys.readouterr().err
     assert bench(db, "no-such-suite", "oracle") == 1
     assert "no built-in suite 'no-such-suite'" in capsys.readouterr().err
     future = tmp_path / "future.toml"
@@ -474,16 +474,18 @@ def test_run_options_given_before_reverify_are_kept_and_left_out_ones_take_the_r
     import inspect
 
     from rlvr.cli import build_parser
+    from rlvr.config import resolve
     from rlvr.leaderboards import runner
+    from rlvr.leaderboards.config import BenchConfig, ReverifyConfig
 
     parser = build_parser()
-    assert (
-        parser.parse_args(["bench", "--parallel", "threads", "reverify", "3"]).parallel == "threads"
-    )
-    left_out = vars(parser.parse_args(["bench", "--suite", "math", "--agent", "oracle"]))
-    assert not {"parallel", "workers", "batch_size"} & set(left_out)
+    args = parser.parse_args(["bench", "--parallel", "threads", "reverify", "3"])
+    assert resolve(ReverifyConfig, args) == ReverifyConfig(ids=(3,), parallel="threads")
+    left_out = resolve(BenchConfig, parser.parse_args(["bench", "--suite", "m", "--agent", "o"]))
     defaults = inspect.signature(runner.run_suite).parameters
+    for name in ("parallel", "workers", "batch_size"):
+        assert getattr(left_out, name) == defaults[name].default
     bench = parser._subparsers._group_actions[0].choices["bench"]  # type: ignore[union-attr]
     help_text = " ".join(bench.format_help().split())
     assert f"(default: {defaults['parallel'].default})" in help_text
-    assert f"per generate call (default: {defaults['batch_size'].default})" in help_text
+    assert f"per generate call. (default: {defaults['batch_size'].default})" in help_text
