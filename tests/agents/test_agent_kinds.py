@@ -27,7 +27,7 @@ def test_every_kind_has_one_entry_under_its_own_name():
 
 def test_help_texts_list_every_kind_once_from_the_table(kinds):
     from rlvr.agents.cli import _agent_help as eval_help
-    from rlvr.leaderboards.cli import _agent_help as bench_help
+    from rlvr.leaderboards.config import _agent_help as bench_help
 
     register_agent("echo", FixedPolicy, "replies ARG", usage="echo:TEXT")
     for text in (eval_help(), bench_help()):
