@@ -391,7 +391,15 @@ def _variant(name: str, lr: float) -> dict[str, Any]:
     return variants[name]
 
 
-LABELS = {"grpo": "rlvr GRPO", "ppo": "rlvr PPO", "rloo": "rlvr RLOO", "trl": "TRL GRPOTrainer"}
+# How tables and plots name a learner (learning_suite_report.py uses these too)
+LABELS = {
+    "grpo": "rlvr GRPO",
+    "ppo": "rlvr PPO",
+    "rloo": "rlvr RLOO",
+    "trl": "TRL GRPOTrainer",
+    "grpo-score": "rlvr GRPO, SCoRe",
+    "ppo-score": "rlvr PPO, SCoRe",
+}
 
 
 @dataclass(frozen=True)

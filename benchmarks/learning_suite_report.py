@@ -47,7 +47,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from learning_suite import EXPERIMENTS  # noqa: E402  (stdlib only: no torch)
+from learning_suite import EXPERIMENTS, LABELS  # noqa: E402  (stdlib only: no torch)
 from learning_suite_results import (  # noqa: E402
     BUDGET_FIELDS,
     RESULTS,
@@ -71,19 +71,13 @@ from learning_suite_results import (  # noqa: E402
 DOCS = HERE.parent / "docs" / "agents.md"
 REFERENCE = "trl"
 """The learner every other one is compared with."""
-LABELS = {
-    "grpo": "rlvr GRPO",
-    "ppo": "rlvr PPO",
-    "trl": "TRL GRPOTrainer",
-    "grpo-score": "rlvr GRPO, SCoRe",
-    "ppo-score": "rlvr PPO, SCoRe",
-}
 COLORS = {
     "grpo": "tab:blue",
     "ppo": "tab:green",
     "trl": "tab:orange",
     "grpo-score": "tab:purple",
     "ppo-score": "tab:olive",
+    "rloo": "tab:red",
 }
 SELF_CORRECTING = ("grpo", "grpo-score")
 """Our learners whose self-correction delta the targets judge: GRPO and its SCoRe recipe."""
