@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rlvr.agents.kinds import agent_help
 from rlvr.agents.learners.base import LEARNERS
 from rlvr.agents.policy import SamplingParams
 from rlvr.config import Positive, Seed, add_command, check_numbers, cli
@@ -26,19 +27,13 @@ if TYPE_CHECKING:
     from rlvr.agents.held_out import SuiteEvaluator
 
 
-def _agent_help() -> str:
-    from rlvr.agents.kinds import agent_specs
-
-    return f"One of: {agent_specs()}."
-
-
 @dataclass(frozen=True)
 class EvalConfig:
     """`rlvr eval`: an agent on an environment."""
 
     env_id: str = field(metadata=cli(positional=True))
     """Registered env id, e.g. rlvr/Math-v0."""
-    agent: str = field(default="oracle", metadata=cli(help=_agent_help))
+    agent: str = field(default="oracle", metadata=cli(help=agent_help))
     """The agent, as a spec."""
     episodes: Positive = 20
     """Tasks to play."""

@@ -204,6 +204,11 @@ def agent_specs() -> str:
     return ", ".join(kind.spec for kind in AGENT_KINDS.values())
 
 
+def agent_help() -> str:
+    """The help text of an `--agent` flag (rlvr eval, rlvr bench): every kind's spec."""
+    return f"One of: {agent_specs()}."
+
+
 def register_agent(
     kind: str,
     build: Builder | str,

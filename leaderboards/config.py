@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from rlvr.agents.kinds import agent_help
 from rlvr.agents.policy import SamplingParams
 from rlvr.config import Positive, check_numbers, cli
 from rlvr.leaderboards import runner
@@ -23,12 +24,6 @@ the run options: those left out keep `run_suite`'s."""
 
 
 _PARALLEL: ParallelMode = runner.DEFAULT_PARALLEL
-
-
-def _agent_help() -> str:
-    from rlvr.agents.kinds import agent_specs
-
-    return f"One of: {agent_specs()}."
 
 
 def _suite_sampling(data: Mapping[str, Any], load: Any) -> dict[str, SamplingParams]:
@@ -71,7 +66,7 @@ class BenchConfig(RunOptions):
 
     suite: str = field(metadata=cli(metavar="NAME|FILE.toml"))
     """Built-in suite name (`rlvr bench suites` lists them) or path of a suite .toml file."""
-    agent: str = field(metadata=cli(help=_agent_help))
+    agent: str = field(metadata=cli(help=agent_help))
     """The agent, as a spec."""
     name: str | None = None
     """Name on the leaderboard (none: the agent spec)."""
@@ -125,7 +120,7 @@ class ArenaAgent:
 
 
 def _arena_agent_help() -> str:
-    return f"Command line: --agent [NAME=]SPEC, repeated. {_agent_help()}"
+    return f"Command line: --agent [NAME=]SPEC, repeated. {agent_help()}"
 
 
 @dataclass(frozen=True)

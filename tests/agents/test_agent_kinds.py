@@ -26,14 +26,20 @@ def test_every_kind_has_one_entry_under_its_own_name():
 
 
 def test_help_texts_list_every_kind_once_from_the_table(kinds):
-    from rlvr.agents.cli import _agent_help as eval_help
-    from rlvr.leaderboards.config import _agent_help as bench_help
+    from rlvr.agents.cli import EvalConfig
+    from rlvr.agents.kinds import agent_help
+    from rlvr.config import flag_options
+    from rlvr.leaderboards.config import BenchConfig
 
     register_agent("echo", FixedPolicy, "replies ARG", usage="echo:TEXT")
-    for text in (eval_help(), bench_help()):
-        for kind in kinds.values():
-            assert text.count(kind.spec) == 1, (kind.spec, text)
-    assert "random[:SEED]" in eval_help() and "echo:TEXT" in bench_help()
+    # `rlvr eval --agent` and `rlvr bench --agent` show the table's help text
+    for config in (EvalConfig, BenchConfig):
+        (agent,) = [option for option in flag_options(config) if option.path == ("agent",)]
+        assert agent.cli.help is agent_help
+    text = agent_help()
+    for kind in kinds.values():
+        assert text.count(kind.spec) == 1, (kind.spec, text)
+    assert "random[:SEED]" in text and "echo:TEXT" in text
 
 
 def test_specs_build_their_policies():
