@@ -13,43 +13,19 @@ import hashlib
 import importlib
 import inspect
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import gymnasium as gym
 
 from rlvr.agents.policy import SamplingParams
+from rlvr.config import ConfigError, Range, build, check_numbers, read_text_file
+from rlvr.config import parse_toml as config_toml
 from rlvr.leaderboards.errors import SuiteError
 
-SUITE_KEYS = {
-    "name": "the suite's name (results of different suites are never ranked together)",
-    "description": "one line saying what the suite measures",
-    "split": 'held-out split passed to every env as kwargs["split"], or false for none',
-    "seed": "episode i of an env resets with seed + i",
-    "episodes": "tasks per env",
-    "index_tasks": "true: episode i poses task i of the split (each task once), not a seeded draw",
-    "samples": "samples per task (pass@k needs samples >= k)",
-    "pass_at_k": "list of k for which pass@k is reported",
-    "imports": "modules to import before making the envs (they register the envs)",
-    "include": "other suites (built-in names or paths) whose envs this suite runs too",
-    "sampling": "table: temperature, top_p, top_k, max_new_tokens, stop, seed",
-    "bootstrap": "table: resamples, confidence, seed of the confidence intervals",
-    "envs": (
-        "array of tables [[envs]] with id, and optionally label, kwargs, split, seed, episodes, "
-        "index_tasks"
-    ),
-}
-ENV_KEYS = ("id", "label", "kwargs", "split", "seed", "episodes", "index_tasks")
-ENV_FIELDS = ("id", "label", "kwargs", "seed", "episodes", "index_tasks")
-"""The keys of a resolved env (`SuiteEnv.to_dict`)."""
-SUITE_FIELDS = (
-    "name", "description", "envs", "samples", "pass_at_k", "sampling", "bootstrap", "imports"
-)  # fmt: skip
-"""The keys of a resolved suite (`Suite.to_dict`)."""
-BOOTSTRAP_KEYS = ("resamples", "confidence", "seed")
 MAX_RESAMPLES = 100_000
 """Bootstrap replicates a suite may ask for (more only costs memory and time after a run)."""
 MAX_EPISODES = 10_000_000
@@ -59,6 +35,11 @@ MAX_SAMPLES = 10_000
 """Samples per task a suite may ask for."""
 MAX_SEED = 2**63 - 1
 """Largest seed of any episode (SQLite's largest integer: the store indexes traces by seed)."""
+
+SuiteSeed = Annotated[int, Range(0, why="seeds are non-negative")]
+"""A suite's seed: any non-negative int whose episodes' seeds stay <= `MAX_SEED`."""
+Episodes = Annotated[int, Range(1)]
+"""A count of tasks (at most `MAX_EPISODES`, checked on the resolved env)."""
 
 
 @dataclass(frozen=True)
@@ -71,65 +52,46 @@ class SuiteEnv:
     """Unique name of this entry within the suite (the id unless an id appears twice)."""
     kwargs: Mapping[str, Any]
     """Keyword arguments of `gym.make`, the held-out split included."""
-    seed: int
+    seed: SuiteSeed
     """Seed of episode 0; episode i uses seed + i."""
-    episodes: int
+    episodes: Annotated[int, Range(1, MAX_EPISODES)]
     """Number of tasks posed."""
     index_tasks: bool = False
     """True: episode i resets with `options={"task_index": i}` (each task of the split once)."""
 
     def __post_init__(self) -> None:
-        # Checked here, not only when a suite file is parsed: a suite is also rebuilt from
-        # stored results and from side files (`from_dict`), which anyone can edit.
-        _env_id(self.id, "env id")
-        where = f"env {_text(_typed(self.label, str, 'env label'), 'env label')!r}"
-        kwargs = _typed(self.kwargs, Mapping, f"{where}: kwargs")
-        if not all(isinstance(key, str) for key in kwargs):
-            raise SuiteError(f"{where}: kwargs must have string keys, got {list(kwargs)!r}")
-        _non_negative(self.seed, f"{where}: seed")
-        _positive(self.episodes, f"{where}: episodes")
-        if self.episodes > MAX_EPISODES:
-            raise SuiteError(f"{where}: episodes must be <= {MAX_EPISODES}, got {self.episodes}")
+        # Checked here, not only when a suite file is parsed: a suite is also made in Python.
+        _env_id(self.id)
+        label = _nonempty(self.label, "env label")
+        where = f"env {label!r}"
+        _check_numbers(self, f"{where}: ")
+        if not isinstance(self.kwargs, Mapping) or not all(isinstance(k, str) for k in self.kwargs):
+            raise SuiteError(f"{where}: kwargs must be a table with string keys")
         if self.seed + self.episodes - 1 > MAX_SEED:
             raise SuiteError(f"{where}: seed + episodes must stay <= {MAX_SEED}")
-        _typed(self.index_tasks, bool, f"{where}: index_tasks")
+        if not isinstance(self.index_tasks, bool):
+            raise SuiteError(f"{where}: index_tasks must be true or false")
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "kwargs": dict(self.kwargs)}
-
-    @classmethod
-    def from_dict(cls, data: Any, where: str) -> SuiteEnv:
-        """Inverse of `to_dict` (`where`: the entry's path, for messages)."""
-        _check_keys(_typed(data, Mapping, where), ENV_FIELDS, where)
-        missing = [key for key in ENV_FIELDS if key not in data and key != "index_tasks"]
-        if missing:
-            raise SuiteError(f"{where} lacks {missing}")
-        return cls(**data)
 
 
 @dataclass(frozen=True)
 class Bootstrap:
     """How confidence intervals are computed (a percentile bootstrap over tasks)."""
 
-    resamples: int = 1000
+    resamples: Annotated[int, Range(10, MAX_RESAMPLES)] = 1000
     """Bootstrap replicates; more gives steadier interval ends."""
-    confidence: float = 0.95
+    confidence: Annotated[float, Range(0, 1, why="below 1, e.g. 0.95", open=True)] = 0.95
     """Coverage of the interval, in (0, 1)."""
-    seed: int = 0
+    seed: SuiteSeed = 0
     """Seed of the resampling generator, so intervals are reproducible."""
 
     def __post_init__(self) -> None:
-        if not _is_int(self.resamples) or self.resamples < 10:
-            raise SuiteError(f"bootstrap.resamples must be an int >= 10, got {self.resamples!r}")
-        if self.resamples > MAX_RESAMPLES:
-            raise SuiteError(
-                f"bootstrap.resamples must be <= {MAX_RESAMPLES}, got {self.resamples}"
-            )
-        if not isinstance(self.confidence, (int, float)) or not 0.0 < self.confidence < 1.0:
-            raise SuiteError(f"bootstrap.confidence must be in (0, 1), got {self.confidence!r}")
         # Checked here, not when scoring: a bad seed would otherwise fail after the whole run.
-        if not _is_int(self.seed) or self.seed < 0:
-            raise SuiteError(f"bootstrap.seed must be an int >= 0, got {self.seed!r}")
+        _check_numbers(self, "bootstrap.")
+        if self.confidence == 1:
+            raise SuiteError("bootstrap.confidence must be below 1, e.g. 0.95")
 
 
 @dataclass(frozen=True)
@@ -139,7 +101,7 @@ class Suite:
     name: str
     description: str
     envs: tuple[SuiteEnv, ...]
-    samples: int = 1
+    samples: Annotated[int, Range(1, MAX_SAMPLES)] = 1
     pass_at_k: tuple[int, ...] = (1,)
     sampling: SamplingParams = field(default_factory=SamplingParams)
     bootstrap: Bootstrap = field(default_factory=Bootstrap)
@@ -148,21 +110,13 @@ class Suite:
     """Where the suite was read from (not part of its definition)."""
 
     def __post_init__(self) -> None:
-        _text(_typed(self.name, str, "name"), "name")
-        _typed(self.description, str, "description")
+        _nonempty(self.name, "name")
         if not self.envs:
             raise SuiteError(f"suite {self.name!r} has no envs; add at least one [[envs]] table")
+        _check_numbers(self)
         if not all(isinstance(env, SuiteEnv) for env in self.envs):
             raise SuiteError("envs must be SuiteEnv entries")
-        if not _is_int(self.samples) or not 1 <= self.samples <= MAX_SAMPLES:
-            raise SuiteError(f"samples must be an int in [1, {MAX_SAMPLES}], got {self.samples!r}")
-        if not isinstance(self.sampling, SamplingParams):
-            raise SuiteError(f"sampling must be SamplingParams, got {self.sampling!r}")
-        if not isinstance(self.bootstrap, Bootstrap):
-            raise SuiteError(f"bootstrap must be a Bootstrap, got {self.bootstrap!r}")
-        if not all(isinstance(module, str) for module in self.imports):
-            raise SuiteError(f"imports must be module names, got {list(self.imports)!r}")
-        bad = [k for k in self.pass_at_k if not _is_int(k) or not 1 <= k <= self.samples]
+        bad = [k for k in self.pass_at_k if not 1 <= k <= self.samples]
         if bad or not self.pass_at_k:
             raise SuiteError(
                 f"pass_at_k {list(self.pass_at_k)} must be ints between 1 and samples="
@@ -198,23 +152,13 @@ class Suite:
     @classmethod
     def from_dict(cls, data: Any, source: str = "") -> Suite:
         """Inverse of `to_dict` (rebuilds the suite of a stored result or a side file, checking
-        every value as parsing a suite file does)."""
-        _check_keys(_typed(data, Mapping, "the suite"), SUITE_FIELDS, "the suite")
-        entries = _require(data, "envs", list, "the suite")
+        every key and value as `rlvr.config` checks a config file)."""
+        if not isinstance(data, Mapping):
+            raise SuiteError(f"the suite must be a table, got {data!r:.100}")
         try:
-            return cls(
-                name=_require(data, "name", str, "the suite"),
-                description=data.get("description", ""),
-                envs=tuple(SuiteEnv.from_dict(env, f"envs[{i}]") for i, env in enumerate(entries)),
-                samples=_require(data, "samples", int, "the suite"),
-                pass_at_k=tuple(_require(data, "pass_at_k", list, "the suite")),
-                sampling=sampling_table(data, source or "the suite"),
-                bootstrap=Bootstrap(**_table(data, "bootstrap", BOOTSTRAP_KEYS)),
-                imports=tuple(_strings(data, "imports")),
-                source=source,
-            )
-        except (TypeError, ValueError) as exc:  # SamplingParams checks its own values
-            raise SuiteError(f"the suite: {exc}") from None
+            return build(cls, {**data, "source": source}, "the suite")
+        except ValueError as exc:
+            raise SuiteError(str(exc)) from None
 
     def fingerprint(self) -> str:
         """sha256 of the canonical definition: equal fingerprints mean the same benchmark."""
@@ -264,6 +208,83 @@ class Suite:
             raise SuiteError(f"suite {self.name!r} cannot run:\n- " + "\n- ".join(problems))
 
 
+# --- the suite file -------------------------------------------------------------------------------
+# A suite file is read into `SuiteFile` by `rlvr.config.build`, as the commands read their
+# --config files: the same one-line errors naming the file, the key and what is accepted.
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    """One `[[envs]]` table of a suite file; the keys it leaves out take the suite's values."""
+
+    id: str
+    """Gymnasium id with its version, e.g. "rlvr/Math-v0"."""
+    label: str | None = None
+    """Unique name of the entry (default: the id; needed when an id appears twice)."""
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    """Keyword arguments of `gym.make` (the split is set with split = ..., not here)."""
+    split: str | bool | None = None
+    """Held-out split of this env, or false for none (default: the suite's split)."""
+    seed: SuiteSeed | None = None
+    """Seed of episode 0 (default: the suite's seed)."""
+    episodes: Episodes | None = None
+    """Tasks posed (default: the suite's episodes)."""
+    index_tasks: bool | None = None
+    """Pose task i of the split in episode i (default: the suite's index_tasks)."""
+
+    def __post_init__(self) -> None:
+        check_numbers(self)
+        _env_id(self.id)
+        if self.label is not None:
+            _nonempty(self.label, "label")
+        if self.split is not None:
+            _split(self.split)
+
+
+@dataclass(frozen=True)
+class SuiteFile:
+    """A suite's TOML file, as written (`Suite` is the suite it resolves to)."""
+
+    name: str
+    """The suite's name (results of different suites are never ranked together)."""
+    description: str = ""
+    """One line saying what the suite measures."""
+    split: str | bool = "test"
+    """Held-out split passed to every env as kwargs["split"], or false for none."""
+    seed: SuiteSeed = 0
+    """Episode i of an env resets with seed + i."""
+    episodes: Episodes = 100
+    """Tasks per env."""
+    index_tasks: bool = False
+    """True: episode i poses task i of the split (each task once), not a seeded draw."""
+    samples: Annotated[int, Range(1, MAX_SAMPLES)] = 1
+    """Samples per task (pass@k needs samples >= k)."""
+    pass_at_k: tuple[int, ...] = (1,)
+    """The k for which pass@k is reported."""
+    imports: tuple[str, ...] = ()
+    """Modules to import before making the envs (they register the envs)."""
+    include: tuple[str, ...] = ()
+    """Other suites (built-in names or .toml paths) whose envs this suite runs too."""
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    """How replies are sampled: the sampling section of `rlvr eval` and `rlvr train`."""
+    bootstrap: Bootstrap = field(default_factory=Bootstrap)
+    """The confidence intervals: resamples, confidence, seed."""
+    envs: tuple[EnvEntry, ...] = ()
+    """The envs, each an [[envs]] table with an id."""
+
+    def __post_init__(self) -> None:
+        check_numbers(self)
+        _nonempty(self.name, "name")
+        _split(self.split)
+        if self.samples > 1 and self.sampling.seed is not None:
+            raise SuiteError(
+                f"sampling.seed with samples = {self.samples} gives every sample of a task the "
+                "same seed: seeded servers (vLLM, OpenAI) then return one reply k times and "
+                "pass@k equals pass@1; remove sampling.seed (the suite's seed already pins the "
+                "tasks)"
+            )
+
+
 # --- loading --------------------------------------------------------------------------------------
 
 
@@ -296,8 +317,6 @@ def _builtin_text(name: str) -> str:
 def read_suite_file(path: str | Path, what: str = "suite file") -> str:
     """The text of a suite file a user names (`SuiteError` naming it when it is missing,
     unreadable or not UTF-8)."""
-    from rlvr.config import ConfigError, read_text_file
-
     try:
         return read_text_file(path, what)
     except ConfigError as exc:
@@ -307,11 +326,8 @@ def read_suite_file(path: str | Path, what: str = "suite file") -> str:
 def parse_toml(text: str, source: str) -> dict[str, Any]:
     """The data of a suite's TOML text (`SuiteError` naming `source` when it is not valid TOML
     or nests deeper than any suite)."""
-    from rlvr.config import ConfigError
-    from rlvr.config import parse_toml as parse
-
     try:
-        return parse(text, source)
+        return config_toml(text, source)
     except ConfigError as exc:
         raise SuiteError(str(exc)) from None
 
@@ -321,64 +337,39 @@ def parse_suite(text: str, *, source: str = "<string>", base: Path | None = None
     data = parse_toml(text, source)
     try:
         return _build_suite(data, source, base, seen=(source,))
-    except SuiteError as exc:
+    except ValueError as exc:  # SuiteError, ConfigError, and SamplingParams' own checks
         if str(exc).startswith(source):
-            raise
-        raise SuiteError(f"{source}: {exc}") from None
-    except (TypeError, ValueError) as exc:  # SamplingParams and friends validate themselves
+            raise SuiteError(str(exc)) from None
         raise SuiteError(f"{source}: {exc}") from None
 
 
 def _build_suite(
     data: Mapping[str, Any], source: str, base: Path | None, seen: tuple[str, ...]
 ) -> Suite:
-    _check_keys(data, SUITE_KEYS, "the suite")
-    name = _text(_require(data, "name", str, "the suite"), "name")
-    defaults = {
-        "split": data.get("split", "test"),
-        "seed": _non_negative(data.get("seed", 0), "seed"),
-        "episodes": _typed(data.get("episodes", 100), int, "episodes"),
-        "index_tasks": _typed(data.get("index_tasks", False), bool, "index_tasks"),
-    }
-    entries = data.get("envs", [])
-    if not isinstance(entries, list):
-        raise SuiteError(
-            "envs must be an array of tables: write [[envs]] (double brackets) above each env"
-        )
-    envs = [_build_env(entry, defaults, f"envs[{i}]") for i, entry in enumerate(entries)]
-    imports = _strings(data, "imports")
-    for included in _strings(data, "include"):
+    spec = build(SuiteFile, data, source)
+    envs = [_resolve_env(entry, spec, f"envs[{i}]") for i, entry in enumerate(spec.envs)]
+    imports = list(spec.imports)
+    for included in spec.include:
         suite = _load_included(included, base, seen)
         envs.extend(suite.envs)
         imports.extend(module for module in suite.imports if module not in imports)
-    sampling = sampling_table(data, source)
-    samples = _typed(data.get("samples", 1), int, "samples")
-    if samples > 1 and sampling.seed is not None:
-        raise SuiteError(
-            f"sampling.seed with samples = {samples} gives every sample of a task the same seed: "
-            "seeded servers (vLLM, OpenAI) then return one reply k times and pass@k equals "
-            "pass@1; remove sampling.seed (the suite's seed already pins the tasks)"
-        )
-    bootstrap = _table(data, "bootstrap", BOOTSTRAP_KEYS)
     return Suite(
-        name=name,
-        description=_typed(data.get("description", ""), str, "description"),
+        name=spec.name,
+        description=spec.description,
         envs=tuple(envs),
-        samples=samples,
-        pass_at_k=tuple(_typed(data.get("pass_at_k", [1]), list, "pass_at_k")),
-        sampling=sampling,
-        bootstrap=Bootstrap(**bootstrap),
+        samples=spec.samples,
+        pass_at_k=spec.pass_at_k,
+        sampling=spec.sampling,
+        bootstrap=spec.bootstrap,
         imports=tuple(imports),
         source=source,
     )
 
 
 def sampling_table(data: Mapping[str, Any], source: str) -> SamplingParams:
-    """The `[sampling]` table of a suite or arena file (or of a stored result's suite) as
-    `SamplingParams`, the sampling section every command shares: `rlvr.config` checks its keys
-    and their types, `SamplingParams` their values."""
-    from rlvr.config import build
-
+    """The `[sampling]` table of an arena file as `SamplingParams`, the sampling section every
+    command and suite shares: `rlvr.config` checks its keys and their types, `SamplingParams`
+    their values."""
     table = data.get("sampling", {})
     if not isinstance(table, Mapping):
         raise SuiteError(f"{source}: sampling must be a table, got {table!r}")
@@ -388,32 +379,25 @@ def sampling_table(data: Mapping[str, Any], source: str) -> SamplingParams:
         raise SuiteError(str(exc)) from None
 
 
-def _build_env(entry: Any, defaults: Mapping[str, Any], where: str) -> SuiteEnv:
-    if not isinstance(entry, Mapping):
-        raise SuiteError(f"{where} must be a table with an id, got {entry!r}")
-    _check_keys(entry, ENV_KEYS, where)
-    env_id = _env_id(_require(entry, "id", str, where), where)
-    kwargs = dict(_typed(entry.get("kwargs", {}), dict, f"{where}.kwargs"))
-    split = entry.get("split", defaults["split"])
+def _resolve_env(entry: EnvEntry, suite: SuiteFile, where: str) -> SuiteEnv:
+    """An `[[envs]]` entry with the suite's values for the keys it leaves out."""
+    kwargs = dict(entry.kwargs)
+    split = suite.split if entry.split is None else entry.split
     if split is not False:
-        if not isinstance(split, str) or not split:
-            raise SuiteError(f"{where}: split must be a split name or false, got {split!r}")
         if "split" in kwargs:
             raise SuiteError(f"{where}: set the split with split = ..., not in kwargs")
         kwargs["split"] = split
     return SuiteEnv(
-        id=env_id,
-        label=_text(_typed(entry.get("label", env_id), str, f"{where}.label"), f"{where}.label"),
+        id=entry.id,
+        label=entry.id if entry.label is None else entry.label,
         kwargs=kwargs,
-        seed=_non_negative(entry.get("seed", defaults["seed"]), f"{where}.seed"),
-        episodes=_positive(entry.get("episodes", defaults["episodes"]), f"{where}.episodes"),
-        index_tasks=_typed(
-            entry.get("index_tasks", defaults["index_tasks"]), bool, f"{where}.index_tasks"
-        ),
+        seed=suite.seed if entry.seed is None else entry.seed,
+        episodes=suite.episodes if entry.episodes is None else entry.episodes,
+        index_tasks=suite.index_tasks if entry.index_tasks is None else entry.index_tasks,
     )
 
 
-def _load_included(included: Any, base: Path | None, seen: tuple[str, ...]) -> Suite:
+def _load_included(included: str, base: Path | None, seen: tuple[str, ...]) -> Suite:
     if included.endswith(".toml"):
         if base is None:
             raise SuiteError(f"a built-in suite cannot include the file {included!r}")
@@ -444,80 +428,37 @@ def _read(path: Path) -> str:
     return read_suite_file(path, "include: suite file")
 
 
-def _env_id(env_id: Any, where: str) -> str:
+def _env_id(env_id: Any) -> str:
     """A Gymnasium id with its version (`rlvr/Math-v0`)."""
-    _typed(env_id, str, where)
+    if not isinstance(env_id, str):
+        raise SuiteError(f"env id must be a string, got {env_id!r:.100}")
     try:
         _, _, version = gym.envs.registration.parse_env_id(env_id)
     except gym.error.Error as exc:
-        raise SuiteError(f"{where}: {exc}") from None
+        raise SuiteError(f"env id: {exc}") from None
     if version is None:
-        raise SuiteError(f"{where}: {env_id!r} has no version; pin one, e.g. {env_id}-v0")
+        raise SuiteError(f"env id {env_id!r} has no version; pin one, e.g. {env_id}-v0")
     return env_id
 
 
-def _check_keys(data: Mapping[str, Any], allowed: Sequence[str] | Mapping[str, str], where: str):
-    unknown = sorted(set(data) - set(allowed))
-    if unknown:
-        raise SuiteError(f"{where} has unknown keys {unknown}; allowed: {sorted(allowed)}")
-
-
-def _table(
-    data: Mapping[str, Any], key: str, allowed: Sequence[str] | Mapping[str, Any]
-) -> dict[str, Any]:
-    table = data.get(key, {})
-    if not isinstance(table, Mapping):
-        raise SuiteError(f"{key} must be a table, got {table!r}")
-    _check_keys(table, allowed, f"[{key}]")
-    return dict(table)
-
-
-def _require(data: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
-    if key not in data:
-        raise SuiteError(f"{where} needs {key!r}")
-    return _typed(data[key], kind, f"{where}.{key}")
-
-
-def _typed(value: Any, kind: type, where: str) -> Any:
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        name = _KIND_NAMES.get(kind, f"a {kind.__name__}")
-        raise SuiteError(f"{where} must be {name}, got {value!r}")
+def _nonempty(value: Any, what: str) -> str:
+    """What a suite names by text (its name, an env's label): a string with something in it."""
+    if not isinstance(value, str) or not value.strip():
+        raise SuiteError(f"{what} must not be empty, got {value!r:.100}; name it")
     return value
 
 
-_KIND_NAMES: dict[Any, str] = {
-    list: "an array", dict: "a table", Mapping: "a table", int: "an int", float: "a float",
-    str: "a string",
-}  # fmt: skip
+def _check_numbers(config: Any, prefix: str = "") -> None:
+    """`check_numbers` raising `SuiteError`: a suite made in Python fails as a parsed one does."""
+    try:
+        check_numbers(config)
+    except ValueError as exc:
+        raise SuiteError(f"{prefix}{exc}") from None
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _text(value: str, where: str) -> str:
-    if not value.strip():
-        raise SuiteError(f"{where} must not be empty")
-    return value
-
-
-def _strings(data: Mapping[str, Any], key: str) -> list[str]:
-    values = _typed(data.get(key, []), list, key)
-    if not all(isinstance(value, str) for value in values):
-        raise SuiteError(f'{key} must be an array of strings, e.g. {key} = ["..."], got {values!r}')
-    return list(values)
-
-
-def _non_negative(value: Any, where: str) -> int:
-    if _typed(value, int, where) < 0:
-        raise SuiteError(f"{where} must be >= 0 (seeds are non-negative), got {value}")
-    return value
-
-
-def _positive(value: Any, where: str) -> int:
-    if _typed(value, int, where) < 1:
-        raise SuiteError(f"{where} must be >= 1, got {value}")
-    return value
+def _split(split: Any) -> None:
+    if split is not False and (not isinstance(split, str) or not split):
+        raise SuiteError(f"split must be a split name or false, got {split!r}")
 
 
 # --- checking against the registry ----------------------------------------------------------------

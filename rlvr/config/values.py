@@ -143,7 +143,17 @@ def _coerce(value: Any, tp: Any, source: str, key: str) -> Any:
             return value
     else:
         return value  # a union of several types: the dataclass checks it
-    raise ConfigError(f"{source}: {key}: expected {_describe(tp)}, got {value!r}")
+    hint = _table_list_hint(inner, value, key)
+    raise ConfigError(f"{source}: {key}: expected {_describe(tp)}, got {value!r}{hint}")
+
+
+def _table_list_hint(tp: Any, value: Any, key: str) -> str:
+    """How to write a list of tables, for a single table given where a list of them belongs
+    (`[envs]` written for `[[envs]]`)."""
+    sequence = _sequence_of(tp)
+    if sequence is not None and _is_dataclass_type(sequence[0]) and isinstance(value, Mapping):
+        return f"; write [[{key}]] (double brackets) above each table"
+    return ""
 
 
 def _build(cls: type[T], data: Mapping[str, Any], source: str, table: str) -> T:

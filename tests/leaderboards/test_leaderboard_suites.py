@@ -72,7 +72,10 @@ def test_unregistered_env_is_named_with_the_fix() -> None:
     ("text", "expected"),
     [
         ('name = "s"\n[[envs]]\nid = "lbtest/Add"\n', "no version; pin one"),
-        ('name = "s"\nepisodez = 3\n[[envs]]\nid = "a/B-v0"\n', r"unknown keys \['episodez'\]"),
+        (
+            'name = "s"\nepisodez = 3\n[[envs]]\nid = "a/B-v0"\n',
+            "unknown key 'episodez' in the top level; SuiteFile accepts: name,",
+        ),
         ('name = "s"\n', "has no envs"),
         ('[[envs]]\nid = "a/B-v0"\n', "needs 'name'"),
         ('name = "s"\nsamples = 2\npass_at_k = [4]\n[[envs]]\nid = "a/B-v0"\n', "pass_at_k"),
@@ -89,15 +92,18 @@ def test_unregistered_env_is_named_with_the_fix() -> None:
         # Each of these used to pass silently, fail with a confusing message, or fail only after
         # the whole run had finished (the bootstrap seed is used when scoring).
         ('name = "s"\n[envs]\nid = "a/B-v0"\n', r"write \[\[envs\]\] \(double brackets\)"),
-        ('name = "s"\ninclude = "math"\n' + ENV, "include must be an array"),
-        ('name = "s"\nimports = "my_envs"\n' + ENV, "imports must be an array"),
-        ('name = "s"\npass_at_k = 1\n' + ENV, "pass_at_k must be an array"),
-        ('name = "s"\nsamples = true\n' + ENV, "samples must be an int"),
+        ('name = "s"\ninclude = "math"\n' + ENV, "include: expected a list of"),
+        ('name = "s"\nimports = "my_envs"\n' + ENV, "imports: expected a list of"),
+        ('name = "s"\npass_at_k = 1\n' + ENV, "pass_at_k: expected a list of"),
+        ('name = "s"\nsamples = true\n' + ENV, "samples: expected an integer, got True"),
         ('name = ""\n' + ENV, "name must not be empty"),
         ('name = "s"\n[[envs]]\nid = "a/B-v0"\nlabel = " "\n', "label must not be empty"),
         ('name = "s"\nseed = -1\n' + ENV, "seed must be >= 0"),
-        ('name = "s"\n[bootstrap]\nseed = "x"\n' + ENV, "bootstrap.seed must be an int >= 0"),
-        ('name = "s"\n[bootstrap]\nresamples = 1000000000\n' + ENV, "resamples must be <= "),
+        ('name = "s"\n[bootstrap]\nseed = "x"\n' + ENV, "bootstrap.seed: expected an integer"),
+        (
+            'name = "s"\n[bootstrap]\nresamples = 1000000000\n' + ENV,
+            r"bootstrap.resamples must be in \[10, 100000\]",
+        ),
         (
             'name = "s"\n[sampling]\ntemperature = "hot"\n' + ENV,
             "sampling.temperature: expected a number, got 'hot'",
@@ -209,3 +215,52 @@ def test_leaderboards_import_no_torch() -> None:
     code = "import sys, rlvr.leaderboards, rlvr.leaderboards.cli; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# The fingerprint of each built-in suite when its file was last read by the old, hand-written
+# schema code: the typed schema (`SuiteFile`, read by `rlvr.config.build`) must read every
+# built-in suite to the same benchmark. A deliberate edit of a suite file updates its line.
+BUILTIN_FINGERPRINTS = {
+    "all": "ef836d8c9457a7cad131d20840c096e57a45b262f52e830f22bd00b498f113dc",
+    "code": "a54c8ff6bdccbda4c1db8b5679bc94202ff70f55af96a9e391a95e38142bd8cc",
+    "demo": "24f59a21b3cd6218cae6b3fb7f3f584f861faeb0ba3fc4ef904948cd5cf2b365",
+    "math": "94eeb0dd811a56fbd58186d246262da648f1ad9185e7979f3220b7fc8c3dbdb0",
+    "repo": "78324752a66102aaa6da920a95b88bebdc1c119ff3e7dfc6325e0ee365a11681",
+    "sql": "d4456f0f6ac106563309792908aab2102e0e028cb4d80125c6ec37679306af5e",
+    "web": "f06b735290fb13569739066748bc2d7a42b46364391d546b782f89df7e5121f6",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN_FINGERPRINTS))
+def test_builtin_suites_read_to_the_same_benchmark(name: str) -> None:
+    suite = load_suite(name)
+    assert suite.fingerprint() == BUILTIN_FINGERPRINTS[name]
+    assert Suite.from_dict(suite.to_dict(), suite.source) == suite  # a stored result's suite
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ("top_p = 2.0", "sampling.top_p must be in (0, 1]"),
+        ("stop = [1]", "sampling.stop[0]: expected a string, got 1"),
+        ("temprature = 1.0", "unknown key 'temprature' in [sampling]; SamplingParams accepts:"),
+    ],
+)
+def test_a_suite_and_a_command_refuse_bad_sampling_with_one_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: str, message: str
+) -> None:
+    """`[sampling]` of a suite is `rlvr eval --config`'s sampling section: one type, one check."""
+    from rlvr.cli import main
+
+    with pytest.raises(SuiteError) as suite_error:
+        parse_suite(f'name = "s"\n[sampling]\n{bad}\n{ENV}', source="s.toml")
+    path = tmp_path / "eval.toml"
+    path.write_text(f'env_id = "rlvr/Math-v0"\n[sampling]\n{bad}\n')
+    assert main(["eval", "--config", str(path), "--print-config"]) == 1
+    assert message in str(suite_error.value)
+    assert message in capsys.readouterr().err
+
+
+def test_a_single_envs_table_is_refused_naming_double_brackets() -> None:
+    with pytest.raises(SuiteError, match=r"write \[\[envs\]\] \(double brackets\)"):
+        parse_suite('name = "s"\n[envs]\nid = "a/B-v0"\n', source="bad.toml")
