@@ -171,11 +171,6 @@ class TrainConfig:
             raise ValueError("eval_every and save_every must be >= 0 (0: only at the end)")
         if self.max_turns is not None and self.max_turns < 1:
             raise ValueError("max_turns must be >= 1, or None to let the env decide")
-        if self.sampling.temperature <= 0:
-            raise ValueError(
-                "sampling.temperature must be > 0: RL trains on sampled replies (e.g. "
-                "--temperature 1; held-out evaluation is greedy either way)"
-            )
         if self.sampling.seed is not None:
             raise ValueError(
                 "sampling.seed is unused in training (the run's seed drives sampling): remove it"

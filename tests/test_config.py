@@ -5,6 +5,7 @@ tests/agents/test_train_config.py)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -450,3 +451,81 @@ def test_a_json_flag_that_is_not_plain_json_is_a_usage_error(text, message, caps
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert "argument --settings: not valid JSON: " in err and message in err
+
+
+def test_a_single_table_for_a_list_of_tables_names_double_brackets() -> None:
+    """`[items]` written for `[[items]]` (the TOML slip every list of tables invites)."""
+    with pytest.raises(ConfigError) as error:
+        build(Example, parse_toml('[items]\nname = "a"\n', "run.toml"), "run.toml")
+    assert str(error.value) == (
+        "run.toml: items: expected a list of (a table of Item fields), got {'name': 'a'}; "
+        "write [[items]] (double brackets) above each table"
+    )
+
+
+SAMPLING_FIELDS = {"temperature", "top_p", "top_k", "max_new_tokens", "stop", "seed"}
+"""`SamplingParams`' fields (`test_sampling_fields_are_checked_in_one_place` checks the set)."""
+
+
+def _refusals_of_sampling_fields(path) -> set[str]:
+    """The functions of a source file holding an `if` that compares a sampling field (by name, or
+    `x.name`) and raises: a check of that field's value."""
+    import ast
+
+    def names(node: ast.AST) -> set[str]:
+        found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        return found | {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+
+    found = set()
+    for function in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(function):
+            if (
+                isinstance(node, ast.If)
+                and any(isinstance(test, ast.Compare) for test in ast.walk(node.test))
+                and names(node.test) & (SAMPLING_FIELDS - {"seed", "stop"})
+                and any(isinstance(inner, ast.Raise) for inner in node.body)
+            ):
+                found.add(function.name)
+    return found
+
+
+def test_sampling_fields_are_checked_in_one_place() -> None:
+    """`temperature` was once checked in four places (the train config and each learner): each
+    rule about a sampling value now has one owner. `SamplingParams` declares every field's range
+    (`Range`, checked by `check_numbers`); each rule across settings has one function: more than
+    one greedy sample per task (`check_samples`), training at temperature 0
+    (`sampled_temperature`, which `RunSettings` and a learner made directly call) and a GRPO
+    overlong buffer as long as the reply budget (`overlong_buffer_fits`)."""
+    from pathlib import Path
+
+    from rlvr.core.policy import SamplingParams
+
+    assert {field.name for field in dataclasses.fields(SamplingParams)} == SAMPLING_FIELDS
+    root = Path(__file__).resolve().parents[1]
+    packages = ("agents", "leaderboards", "envs", "rlvr", "integrations", "verifiers", "sandboxes")
+    checks = {
+        f"{path.relative_to(root)}:{function}"
+        for package in packages
+        for path in sorted((root / package).rglob("*.py"))
+        if not path.is_symlink() and not any(part.startswith(".") for part in path.parts)
+        for function in _refusals_of_sampling_fields(path)
+    }
+    assert checks == {
+        "rlvr/core/policy.py:check_samples",
+        "agents/learners/base.py:sampled_temperature",
+        "agents/learners/base.py:overlong_buffer_fits",
+    }
+
+
+def test_every_learner_refuses_greedy_training_with_one_message() -> None:
+    from rlvr.agents.learners.base import RunSettings
+
+    settings = dict(max_new_tokens=4, completion_budget=4, seed=0, group_size=2)
+    with pytest.raises(ValueError) as error:
+        RunSettings(temperature=0.0, episodes_per_step=2, **settings)
+    assert str(error.value) == (
+        "sampling.temperature must be > 0: RL trains on sampled replies (e.g. --temperature 1; "
+        "held-out evaluation is greedy either way)"
+    )

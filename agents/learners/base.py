@@ -63,6 +63,21 @@ class RunSettings:
     episodes_per_step: int
     """Episodes a step hands to `update` (tasks x `group_size`)."""
 
+    def __post_init__(self) -> None:
+        sampled_temperature(self.temperature, "sampling.temperature")
+
+
+def sampled_temperature(temperature: float, name: str = "temperature") -> float:
+    """`temperature` if a learner can train at it, else ValueError naming the fix. The one owner
+    of this rule: `SamplingParams` checks a temperature's range (0 is greedy) and `RunSettings`
+    (what `TrainConfig` gives its learner) or a learner made directly calls this."""
+    if not temperature > 0:
+        raise ValueError(
+            f"{name} must be > 0: RL trains on sampled replies (e.g. --temperature 1; held-out "
+            "evaluation is greedy either way)"
+        )
+    return temperature
+
 
 Builder = Callable[[Any, Any, RunSettings], Learner]
 """`build(policy, config, run) -> Learner`: a learner class whose `__init__` takes those three, or
@@ -154,10 +169,16 @@ def _grpo(policy: TrainablePolicy, config: Any, run: RunSettings) -> Learner:
 
 
 def _check_grpo(config: Any, run: RunSettings) -> None:
-    if config.overlong_buffer >= run.max_new_tokens:
+    overlong_buffer_fits(config.overlong_buffer, run.max_new_tokens)
+
+
+def overlong_buffer_fits(overlong_buffer: int, max_new_tokens: int) -> None:
+    """Refuse a GRPO overlong buffer that leaves no reply unpenalised (at config time, through
+    `_check_grpo`, and when a `GRPOLearner` is made directly)."""
+    if overlong_buffer >= max_new_tokens:
         raise ValueError(
-            f"grpo.overlong_buffer ({config.overlong_buffer}) must be below max_new_tokens "
-            f"({run.max_new_tokens}): the penalty ramps over the last ids of a reply's budget"
+            f"grpo.overlong_buffer ({overlong_buffer}) must be below max_new_tokens "
+            f"({max_new_tokens}): the penalty ramps over the last ids of a reply's budget"
         )
 
 

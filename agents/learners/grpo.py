@@ -34,6 +34,7 @@ from typing import Any, Literal, get_args
 import torch
 
 from rlvr.agents.errors import TrainingError
+from rlvr.agents.learners.base import overlong_buffer_fits, sampled_temperature
 from rlvr.agents.learners.common import (
     Batch,
     FrozenReference,
@@ -289,17 +290,11 @@ class GRPOLearner:
         completion_budget: int,
         max_new_tokens: int | None = None,
     ) -> None:
-        if temperature <= 0:
-            raise ValueError("temperature must be > 0: GRPO trains on sampled replies")
+        sampled_temperature(temperature)
         if completion_budget < 1:
             raise ValueError("completion_budget must be >= 1 (max_new_tokens * max turns)")
         self.max_new_tokens = completion_budget if max_new_tokens is None else max_new_tokens
-        if config.overlong_buffer >= self.max_new_tokens:
-            raise ValueError(
-                f"overlong_buffer ({config.overlong_buffer}) must be below max_new_tokens "
-                f"({self.max_new_tokens}): the penalty ramps over the last overlong_buffer ids "
-                "of a reply's budget"
-            )
+        overlong_buffer_fits(config.overlong_buffer, self.max_new_tokens)
         self.policy = policy
         self.config = config
         self.temperature = temperature

@@ -30,6 +30,7 @@ from typing import Any, Literal, get_args
 import torch
 
 from rlvr.agents.errors import TrainingError
+from rlvr.agents.learners.base import sampled_temperature
 from rlvr.agents.learners.common import (
     Batch,
     FrozenReference,
@@ -178,8 +179,7 @@ class PPOLearner:
     def __init__(
         self, policy: TrainablePolicy, config: PPOConfig, *, temperature: float, seed: int
     ) -> None:
-        if temperature <= 0:
-            raise ValueError("temperature must be > 0: PPO trains on sampled replies")
+        sampled_temperature(temperature)
         self.policy = policy
         self.config = config
         self.temperature = temperature

@@ -123,8 +123,7 @@ class RLOOLearner:
     """Updates a `TrainablePolicy` from groups of episodes with the RLOO estimator."""
 
     def __init__(self, policy: TrainablePolicy, config: RLOOConfig, run: RunSettings) -> None:
-        if run.temperature <= 0:
-            raise ValueError("temperature must be > 0: RLOO trains on sampled replies")
+        # run.temperature is > 0: RunSettings checks it (learners.base.sampled_temperature)
         self.policy = policy
         self.config = config
         self.temperature = run.temperature
