@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from rlvr.agents.policy import Policy, SamplingParams
+from rlvr.config import build
 from rlvr.leaderboards.errors import InvalidResultError, LeaderboardError, SuiteError
 from rlvr.leaderboards.fields import (
     FieldError,
@@ -62,9 +63,6 @@ LEGACY_METHOD = "maximum likelihood, parametric bootstrap interval"
 MAX_GAMES = 100_000
 """Games per pair a suite may ask for."""
 ARENA_DIR = Path(__file__).parent / "suites" / "arena"
-_KEYS = (
-    "name", "description", "env", "kwargs", "games", "seed", "max_turns", "sampling", "confidence"
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -128,13 +126,10 @@ class ArenaSuite:
                 f"{source}: arena intervals come from the ratings' posterior, not a bootstrap: "
                 "replace the [bootstrap] table by a top-level confidence = 0.95"
             )
-        unknown = sorted(set(data) - set(_KEYS))
-        if unknown:
-            raise SuiteError(f"{source}: unknown keys {unknown}; an arena takes {list(_KEYS)}")
-        try:
-            return cls(**data)
-        except SuiteError as exc:
-            raise SuiteError(f"{source}: {exc}") from None
+        try:  # keys and types as every config file's (rlvr.config), values by __post_init__
+            return build(cls, data, source)
+        except ValueError as exc:
+            raise SuiteError(str(exc)) from None
 
 
 def arena_names() -> list[str]:

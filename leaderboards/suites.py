@@ -116,7 +116,7 @@ class Suite:
         _check_numbers(self)
         if not all(isinstance(env, SuiteEnv) for env in self.envs):
             raise SuiteError("envs must be SuiteEnv entries")
-        bad = [k for k in self.pass_at_k if not 1 <= k <= self.samples]
+        bad = [k for k in self.pass_at_k if type(k) is not int or not 1 <= k <= self.samples]
         if bad or not self.pass_at_k:
             raise SuiteError(
                 f"pass_at_k {list(self.pass_at_k)} must be ints between 1 and samples="
@@ -159,6 +159,11 @@ class Suite:
             return build(cls, {**data, "source": source}, "the suite")
         except ValueError as exc:
             raise SuiteError(str(exc)) from None
+
+    @staticmethod
+    def from_older(data: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A stored suite without a description (`rlvr.config.upgraded`) reads as an empty one."""
+        return {"description": "", **data}
 
     def fingerprint(self) -> str:
         """sha256 of the canonical definition: equal fingerprints mean the same benchmark."""

@@ -143,10 +143,19 @@ def test_bad_arena_input_is_one_line(tmp_path: Path, capsys, arguments, message)
     ("text", "message"),
     [
         ('name = "x"\nenv = "rlvr/Math-v0"', "is not a multi-agent env"),
-        ('name = "x"\nenv = "rlvr/Connect4-v0"\nrounds = 3', "unknown keys ['rounds']"),
+        (
+            'name = "x"\nenv = "rlvr/Connect4-v0"\nrounds = 3',
+            "unknown key 'rounds' in the top level; ArenaSuite accepts: name,",
+        ),
         ('name = "x"\nenv = "rlvr/Connect4-v0"\ngames = 0', "games must be between 1 and"),
-        ('name = "x"\nenv = "rlvr/Connect4-v0"\ngames = true', "games must be an int, got bool"),
-        ('name = "x"\nenv = "rlvr/Connect4-v0"\nconfidence = nan', "confidence must be a number"),
+        (
+            'name = "x"\nenv = "rlvr/Connect4-v0"\ngames = true',
+            "games: expected an integer, got True",
+        ),
+        (
+            'name = "x"\nenv = "rlvr/Connect4-v0"\nconfidence = nan',
+            "confidence must be a finite number, got nan",
+        ),
         ('name = "x"\nenv = "rlvr/Connect4-v0"\n[bootstrap]\nresamples = 9', "not a bootstrap"),
         (
             'name = "x"\nenv = "rlvr/Connect4-v0"\n[sampling]\ntemperature = inf',
@@ -161,5 +170,7 @@ def test_bad_arena_suites_name_the_problem(text, message):
 
 def test_the_built_in_arena_loads():
     assert load_arena("connect4").env == "rlvr/Connect4-v0"
+    # read through rlvr.config's build, it is the arena the hand-written key check read
+    assert load_arena("connect4").fingerprint == "72b7ba2921e66619"
     with pytest.raises(SuiteError, match="no arena suite 'chess'"):
         load_arena("chess")

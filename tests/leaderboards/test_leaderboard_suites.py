@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -264,3 +265,19 @@ def test_a_suite_and_a_command_refuse_bad_sampling_with_one_message(
 def test_a_single_envs_table_is_refused_naming_double_brackets() -> None:
     with pytest.raises(SuiteError, match=r"write \[\[envs\]\] \(double brackets\)"):
         parse_suite('name = "s"\n[envs]\nid = "a/B-v0"\n', source="bad.toml")
+
+
+@pytest.mark.parametrize("pass_at_k", [(True,), (1.0,), (0,), ()])
+def test_a_suite_made_in_python_refuses_what_a_file_cannot_say(pass_at_k) -> None:
+    from rlvr.leaderboards.suites import SuiteEnv
+
+    env = SuiteEnv("a/B-v0", "a", {}, seed=0, episodes=1)
+    with pytest.raises(SuiteError, match="pass_at_k .* must be ints between 1 and samples=1"):
+        Suite("s", "", (env,), pass_at_k=pass_at_k)
+
+
+def test_a_stored_suite_without_a_description_still_reads() -> None:
+    suite = load_suite("math")
+    data = suite.to_dict()
+    del data["description"]
+    assert Suite.from_dict(data, suite.source) == replace(suite, description="")
