@@ -272,3 +272,72 @@ def test_repo_demos_are_solved_episodes_and_the_figures_tell_careful_from_hasty(
     assert figures(careful) == [1.0, 1.0, 1.0]
     assert figures(hasty) == [0.0, 0.0, 1.0]
     assert figures([(careful[0][0][:1], [])]) == [0.0, 0.0, 0.0]  # the prompt alone: no tool
+
+
+# --- what stored results are checked against -----------------------------------------------------
+
+STORED = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "learning_suite"
+
+
+@pytest.mark.parametrize(
+    ("stored", "task", "learner", "budget", "eval_every"),
+    [
+        ("math-30/math/rloo-s11.json", "math", "rloo", 30.0, 15.0),
+        ("toolmath/toolmath/ppo-s11.json", "toolmath", "ppo", 90.0, 45.0),
+    ],
+)
+def test_a_runs_settings_are_those_its_stored_result_records(
+    stored, task, learner, budget, eval_every
+):
+    """A stored result is resumed, stored over and tabled beside new runs only while
+    `run_settings` gives what it recorded: moving the code must not change a byte of it."""
+    pytest.importorskip("torch")
+    recorded = json.loads((STORED / stored).read_text())["provenance"]["settings"]
+    now = suite_provenance.run_settings(task, learner, budget, eval_every)
+    assert json.dumps(now, sort_keys=True) == json.dumps(recorded, sort_keys=True)
+
+
+def test_the_fingerprints_are_pinned(tmp_path):
+    """The warm-start and held-out fingerprints of fixed inputs, as the stored results' were
+    made: a change of either hash would refuse every stored run."""
+    (tmp_path / "model.safetensors").write_bytes(b"\x00\x01weights")
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "warm_start.json").write_text("{}")  # the build log: not fingerprinted
+    assert suite_provenance.warm_start_fingerprint(tmp_path) == "e29148aeb9178bb8"
+    heldout = {"heldout": [3, 1, 2], "level_up": [9]}
+    assert suite_provenance.heldout_fingerprint(heldout) == "31ab88db07d2f31b"
+
+
+# --- a run in its own process --------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_run_is_its_own_process_and_writes_its_result(tmp_path):
+    """The suite runs every build, baseline and run as `learning_suite.py --worker` in its own
+    process (`spawn`): the math task's baseline and a one-CPU-second GRPO run, on a tiny model
+    and two held-out tasks, end in a result.json with the run's provenance."""
+    pytest.importorskip("torch")
+    import argparse
+
+    from tests.agents.support import tiny_model
+
+    model = tiny_model(tmp_path / "models" / "math")
+    found = tmp_path / "baseline" / "math-tasks.json"
+    found.parent.mkdir()
+    settings = suite_heldout.heldout_settings(suite_tasks.TASKS["math"])
+    found.write_text(json.dumps({"heldout": [0, 1], "level_up": [0], "settings": settings}))
+    args = argparse.Namespace(out=str(tmp_path), experiment="custom", budget=1.0, eval_every=0.5)
+    assert suite.spawn(args, "build", "math")  # built already: nothing to do
+    assert suite.spawn(args, "baseline", "math")
+    assert suite.spawn(args, "grpo", "math", seed=3)
+    folder = suite_worker.run_folder(tmp_path, "custom", "math", "grpo", 3)
+    result = json.loads((folder / "result.json").read_text())
+    assert (result["task"], result["learner"], result["seed"]) == ("math", "grpo", 3)
+    assert result["before"]["accuracy_n"] == result["after"]["accuracy_n"] == 2
+    assert result["after"]["level_up_n"] == 1
+    assert result["steps"] >= 1 and result["cpu_seconds"] >= 1.0
+    origin = result["provenance"]
+    assert origin["settings"] == suite_provenance.run_settings("math", "grpo", 1.0, 0.5)
+    assert origin["warm_start"] == suite_provenance.warm_start_fingerprint(model)
+    assert origin["baseline_repeat_identical"] is True
+    assert not suite.spawn(args, "no-such-learner", "math")  # a failed run is reported, not raised
