@@ -15,7 +15,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from learning_suite import CUSTOM, EXPERIMENTS  # noqa: E402  (stdlib only: no torch)
+from learning_suite_tasks import CUSTOM, EXPERIMENTS  # noqa: E402  (stdlib only: no torch)
 
 RESULTS = HERE / "results" / "learning_suite"
 REQUIRED = ("task", "learner", "seed", "before", "after", "curve", "steps", "cpu_seconds")
@@ -163,7 +163,7 @@ def complete_runs(results: Path, experiment: str) -> dict[Key, dict[str, Any]]:
     if experiment not in EXPERIMENTS:
         raise ReportError(
             f"no experiment {experiment!r}: choose from {', '.join(EXPERIMENTS)} "
-            f"(or add it to EXPERIMENTS in learning_suite.py)"
+            f"(or add it to EXPERIMENTS in learning_suite_tasks.py)"
         )
     runs = stored_runs(results, experiment)
     wanted = expected_runs(experiment)

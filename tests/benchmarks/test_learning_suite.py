@@ -16,8 +16,15 @@ from rlvr.verifiers.math.extract import find_boxed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import learning_suite as suite
+import learning_suite_demos as suite_demos
+import learning_suite_heldout as suite_heldout
+import learning_suite_learners as suite_learners
+import learning_suite_provenance as suite_provenance
+import learning_suite_tasks as suite_tasks
+import learning_suite_warm as suite_warm
+import learning_suite_worker as suite_worker
 
-TASK = suite.TASKS["selfcorrect"]
+TASK = suite_tasks.TASKS["selfcorrect"]
 
 
 def replay(seed: int, replies: list[str]) -> tuple[list[dict], bool]:
@@ -33,7 +40,7 @@ def replay(seed: int, replies: list[str]) -> tuple[list[dict], bool]:
 
 @pytest.mark.parametrize(("count", "share"), [(12, 0.25), (10, 0.0), (6, 1.0)])
 def test_retry_demos_mix_right_and_wrong_first_attempts_as_configured(count, share):
-    demos = suite.retry_demos(TASK, count, share, seed=3)
+    demos = suite_warm.retry_demos(TASK, count, share, seed=3)
     assert len(demos) == count
     right = [len(replies) == 1 for _, replies, _ in demos]
     assert sum(right) == round(count * share)
@@ -43,7 +50,7 @@ def test_retry_demos_mix_right_and_wrong_first_attempts_as_configured(count, sha
 
 
 def test_retry_demos_are_the_envs_own_episodes():
-    demos = suite.retry_demos(TASK, 16, 0.25, seed=7)
+    demos = suite_warm.retry_demos(TASK, 16, 0.25, seed=7)
     wrong_first = 0
     for i, (messages, replies, _) in enumerate(demos):
         said = [messages[k]["content"] for k in replies]
@@ -64,23 +71,24 @@ def test_retry_demos_are_the_envs_own_episodes():
 
 
 def test_retry_demos_are_reproducible_and_seeded():
-    assert suite.retry_demos(TASK, 8, 0.5, seed=1) == suite.retry_demos(TASK, 8, 0.5, seed=1)
-    assert suite.retry_demos(TASK, 8, 0.5, seed=1) != suite.retry_demos(TASK, 8, 0.5, seed=2)
+    demos = suite_warm.retry_demos
+    assert demos(TASK, 8, 0.5, seed=1) == demos(TASK, 8, 0.5, seed=1)
+    assert demos(TASK, 8, 0.5, seed=1) != demos(TASK, 8, 0.5, seed=2)
 
 
 def test_retry_demos_reject_a_share_outside_0_1():
     with pytest.raises(ValueError, match="right_share must be in"):
-        suite.retry_demos(TASK, 4, 1.5, seed=0)
+        suite_warm.retry_demos(TASK, 4, 1.5, seed=0)
 
 
 def test_a_near_miss_needs_an_integer_answer():
     import numpy as np
 
     rng = np.random.default_rng(0)
-    misses = {suite._near_miss("42", rng) for _ in range(200)}
+    misses = {suite_warm._near_miss("42", rng) for _ in range(200)}
     assert "42" not in misses and all(1 <= abs(int(m) - 42) <= 100 for m in misses)
     with pytest.raises(ValueError, match="integer answers"):
-        suite._near_miss("3/4", rng)
+        suite_warm._near_miss("3/4", rng)
 
 
 def test_only_the_learnt_reply_of_a_demo_is_trained(tmp_path):
@@ -89,9 +97,9 @@ def test_only_the_learnt_reply_of_a_demo_is_trained(tmp_path):
     from tests.agents.support import tiny_model
 
     policy = HFPolicy(tiny_model(tmp_path / "tiny"))
-    messages, replies, learnt = next(d for d in suite.retry_demos(TASK, 8, 0.0, 0))
-    ids, mask = suite._episode_ids(policy, messages, replies, learnt)
-    everything = suite._episode_ids(policy, messages, replies)
+    messages, replies, learnt = next(d for d in suite_warm.retry_demos(TASK, 8, 0.0, 0))
+    ids, mask = suite_demos.episode_ids(policy, messages, replies, learnt)
+    everything = suite_demos.episode_ids(policy, messages, replies)
     assert ids == everything[0] and len(mask) == len(ids)
     eos = policy.tokenizer.eos_token_id
     second = [*policy._encode(messages[3]["content"]), eos]
@@ -108,7 +116,7 @@ def test_score_stage_one_pays_the_last_attempt_as_score_pays_r_y2():
     """Stage I's env pays the final answer only: a fix earns what a right first answer earns
     (1) and the first attempt nothing of its own; with binary feedback a right first answer is
     kept, so this is SCoRe's r(y2)."""
-    stage_one = {**TASK.kwargs, **suite.score_stages("turn_beta")[0].env}
+    stage_one = {**TASK.kwargs, **suite_learners.score_stages("turn_beta")[0].env}
 
     def rewards(seed: int, replies: list[str]) -> list[float]:
         env = gym.make(TASK.env_id, **stage_one)
@@ -141,17 +149,20 @@ def test_a_staged_run_trains_each_stage_on_its_env_and_config_from_the_last_weig
     from tests.agents.support import tiny_model
 
     tiny_model(tmp_path / "models" / "selfcorrect")
-    settings = suite.learner_settings(learner)
+    settings = suite_learners.learner_settings(learner)
     stages = settings.pop("stages")
     kl_field = "turn_beta" if field == "grpo" else "turn_kl_coef"
-    assert stages == suite.score_stages(kl_field)
+    assert stages == suite_learners.score_stages(kl_field)
     assert sum(stage.share for stage in stages) == pytest.approx(1.0)
     args = argparse.Namespace(out=str(tmp_path), seed=3, task="selfcorrect")
     folder = tmp_path / "run"
-    first = suite._stage_trainer(args, TASK, folder, settings, stages[0], 0, None)
+    first = suite_worker._stage_trainer(args, TASK, folder, settings, stages[0], 0, None)
     first.train_step()
-    second = suite._stage_trainer(args, TASK, folder, settings, stages[1], 1, first)
-    for trainer, stage, seed in ((first, stages[0], 3), (second, stages[1], 3 + suite.STAGE_SEED)):
+    second = suite_worker._stage_trainer(args, TASK, folder, settings, stages[1], 1, first)
+    for trainer, stage, seed in (
+        (first, stages[0], 3),
+        (second, stages[1], 3 + suite_learners.STAGE_SEED),
+    ):
         config = trainer.config
         assert config.envs[0].kwargs == {**TASK.kwargs, **stage.env}
         assert config.envs[0].heldout_kwargs == dict(TASK.heldout)  # measured as every run is
@@ -167,34 +178,34 @@ def test_a_staged_run_trains_each_stage_on_its_env_and_config_from_the_last_weig
 
 
 def test_learners_with_several_settings_keep_them_together():
-    assert suite.split_learners("grpo@lr=1e-3,group=4,trl,ppo") == [
+    assert suite_learners.split_learners("grpo@lr=1e-3,group=4,trl,ppo") == [
         "grpo@lr=1e-3,group=4",
         "trl",
         "ppo",
     ]
-    assert suite.split_learners("grpo-score@share=1,pin1=5,grpo") == [
+    assert suite_learners.split_learners("grpo-score@share=1,pin1=5,grpo") == [
         "grpo-score@share=1,pin1=5",
         "grpo",
     ]
 
 
 def test_score_settings_rebuild_the_stages_and_are_refused_elsewhere():
-    staged = suite.learner_settings("grpo-score@share=1,pin1=5,lr=6e-4")
-    assert staged["stages"] == suite.score_stages(
+    staged = suite_learners.learner_settings("grpo-score@share=1,pin1=5,lr=6e-4")
+    assert staged["stages"] == suite_learners.score_stages(
         "turn_beta", stage_one_share=1.0, stage_one_pin=5.0, stage_one_pg=0.0
     )  # the variant's own settings stay unless named
     assert staged["grpo"].lr == 6e-4
-    tuned = suite.score_stages("turn_beta", stage_one_share=1.0, stage_one_pg=0.0)
-    assert suite.learner_settings("grpo-score")["stages"] == tuned
+    tuned = suite_learners.score_stages("turn_beta", stage_one_share=1.0, stage_one_pg=0.0)
+    assert suite_learners.learner_settings("grpo-score")["stages"] == tuned
     assert tuned[0].learner == {"turn_beta": (1.0, 0.0), "turn_pg_weight": (0.0, 1.0)}
     with pytest.raises(SystemExit, match="unknown learner setting 'pin1' in grpo"):
-        suite.learner_settings("grpo@pin1=5")
+        suite_learners.learner_settings("grpo@pin1=5")
 
 
 @pytest.mark.parametrize("setting", ["share=0", "share=1.5", "bonus=2", "pin1=-1", "pg1=-0.5"])
 def test_bad_score_settings_are_refused_in_one_line(setting):
     with pytest.raises(SystemExit, match="SCoRe: "):
-        suite.learner_settings(f"grpo-score@{setting}")
+        suite_learners.learner_settings(f"grpo-score@{setting}")
 
 
 def test_a_runs_recorded_settings_hold_its_stages_and_every_setting():
@@ -204,7 +215,7 @@ def test_a_runs_recorded_settings_hold_its_stages_and_every_setting():
     import learning_suite_results as results
 
     def recorded(learner: str) -> dict:
-        return suite.run_settings("selfcorrect", learner, 90.0, 45.0)["learner"]
+        return suite_provenance.run_settings("selfcorrect", learner, 90.0, 45.0)["learner"]
 
     tuned = recorded("grpo-score")
     stage_one = {"turn_beta": [1.0, 0.0], "turn_pg_weight": [0.0, 1.0]}
@@ -242,11 +253,11 @@ def test_repo_demos_are_solved_episodes_and_the_figures_tell_careful_from_hasty(
     # The repo task's warm start mixes two scripted fixers; its figures must tell them apart.
     from types import SimpleNamespace
 
-    task = suite.TASKS["repo"]
+    task = suite_tasks.TASKS["repo"]
     env = gym.make(task.env_id, **dict(task.kwargs))
     try:
-        careful = [suite._repo_script(env, seed, careful=True) for seed in range(2)]
-        hasty = [suite._repo_script(env, seed, careful=False) for seed in range(2)]
+        careful = [suite_demos._repo_script(env, seed, careful=True) for seed in range(2)]
+        hasty = [suite_demos._repo_script(env, seed, careful=False) for seed in range(2)]
     finally:
         env.close()
     for messages, replies in careful + hasty:
@@ -255,9 +266,78 @@ def test_repo_demos_are_solved_episodes_and_the_figures_tell_careful_from_hasty(
 
     def figures(demos):
         records = [SimpleNamespace(messages=messages) for messages, _ in demos]
-        found = suite.repo_figures(records)
+        found = suite_heldout.repo_figures(records)
         return [found[name] for name in ("tests_before_submit", "read_before_edit", "submitted")]
 
     assert figures(careful) == [1.0, 1.0, 1.0]
     assert figures(hasty) == [0.0, 0.0, 1.0]
     assert figures([(careful[0][0][:1], [])]) == [0.0, 0.0, 0.0]  # the prompt alone: no tool
+
+
+# --- what stored results are checked against -----------------------------------------------------
+
+STORED = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "learning_suite"
+
+
+@pytest.mark.parametrize(
+    ("stored", "task", "learner", "budget", "eval_every"),
+    [
+        ("math-30/math/rloo-s11.json", "math", "rloo", 30.0, 15.0),
+        ("toolmath/toolmath/ppo-s11.json", "toolmath", "ppo", 90.0, 45.0),
+    ],
+)
+def test_a_runs_settings_are_those_its_stored_result_records(
+    stored, task, learner, budget, eval_every
+):
+    """A stored result is resumed, stored over and tabled beside new runs only while
+    `run_settings` gives what it recorded: moving the code must not change a byte of it."""
+    pytest.importorskip("torch")
+    recorded = json.loads((STORED / stored).read_text())["provenance"]["settings"]
+    now = suite_provenance.run_settings(task, learner, budget, eval_every)
+    assert json.dumps(now, sort_keys=True) == json.dumps(recorded, sort_keys=True)
+
+
+def test_the_fingerprints_are_pinned(tmp_path):
+    """The warm-start and held-out fingerprints of fixed inputs, as the stored results' were
+    made: a change of either hash would refuse every stored run."""
+    (tmp_path / "model.safetensors").write_bytes(b"\x00\x01weights")
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "warm_start.json").write_text("{}")  # the build log: not fingerprinted
+    assert suite_provenance.warm_start_fingerprint(tmp_path) == "e29148aeb9178bb8"
+    heldout = {"heldout": [3, 1, 2], "level_up": [9]}
+    assert suite_provenance.heldout_fingerprint(heldout) == "31ab88db07d2f31b"
+
+
+# --- a run in its own process --------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_run_is_its_own_process_and_writes_its_result(tmp_path):
+    """The suite runs every build, baseline and run as `learning_suite.py --worker` in its own
+    process (`spawn`): the math task's baseline and a one-CPU-second GRPO run, on a tiny model
+    and two held-out tasks, end in a result.json with the run's provenance."""
+    pytest.importorskip("torch")
+    import argparse
+
+    from tests.agents.support import tiny_model
+
+    model = tiny_model(tmp_path / "models" / "math")
+    found = tmp_path / "baseline" / "math-tasks.json"
+    found.parent.mkdir()
+    settings = suite_heldout.heldout_settings(suite_tasks.TASKS["math"])
+    found.write_text(json.dumps({"heldout": [0, 1], "level_up": [0], "settings": settings}))
+    args = argparse.Namespace(out=str(tmp_path), experiment="custom", budget=1.0, eval_every=0.5)
+    assert suite.spawn(args, "build", "math")  # built already: nothing to do
+    assert suite.spawn(args, "baseline", "math")
+    assert suite.spawn(args, "grpo", "math", seed=3)
+    folder = suite_worker.run_folder(tmp_path, "custom", "math", "grpo", 3)
+    result = json.loads((folder / "result.json").read_text())
+    assert (result["task"], result["learner"], result["seed"]) == ("math", "grpo", 3)
+    assert result["before"]["accuracy_n"] == result["after"]["accuracy_n"] == 2
+    assert result["after"]["level_up_n"] == 1
+    assert result["steps"] >= 1 and result["cpu_seconds"] >= 1.0
+    origin = result["provenance"]
+    assert origin["settings"] == suite_provenance.run_settings("math", "grpo", 1.0, 0.5)
+    assert origin["warm_start"] == suite_provenance.warm_start_fingerprint(model)
+    assert origin["baseline_repeat_identical"] is True
+    assert not suite.spawn(args, "no-such-learner", "math")  # a failed run is reported, not raised

@@ -14,8 +14,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import learning_suite as suite
+import learning_suite_heldout as suite_heldout
+import learning_suite_provenance as suite_provenance
 import learning_suite_report as report
 import learning_suite_results as suite_results
+import learning_suite_tables as suite_tables
+import learning_suite_tasks as suite_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,7 +51,7 @@ def test_every_stored_experiment_is_shown_in_the_docs():
 
 
 def make_run(task: str, learner: str, seed: int, gain: float, experiment: str = "tiny") -> dict:
-    """A result.json as `learning_suite.run_worker` writes it."""
+    """A result.json as `learning_suite_worker.run_worker` writes it."""
     before = {"accuracy": 0.30, "accuracy_se": 0.0145, "accuracy_n": 1000, "level_up": 0.02}
     after = {**before, "accuracy": 0.30 + gain, "level_up": 0.02 + gain / 10}
     return {
@@ -95,8 +99,8 @@ def gains_of(learner: str) -> list[float]:
 def tiny(monkeypatch):
     """Experiments registered for the test: `tiny` (math at 30 s) and `tiny-120`."""
     for name, budget in (("tiny", 30.0), ("tiny-120", 120.0)):
-        spec = suite.Experiment(("math",), SEEDS, LEARNERS, budget=budget, eval_every=15.0)
-        monkeypatch.setitem(suite.EXPERIMENTS, name, spec)
+        spec = suite_tasks.Experiment(("math",), SEEDS, LEARNERS, budget=budget, eval_every=15.0)
+        monkeypatch.setitem(suite_tasks.EXPERIMENTS, name, spec)
     return "tiny"
 
 
@@ -306,12 +310,14 @@ def _set(path: str, value):
 def test_runs_that_differ_cannot_share_a_table(tmp_path, tiny, path, value, named):
     store_runs(tmp_path, change=_set(path, value))
     with pytest.raises(suite_results.ReportError, match=rf"tiny/math/trl-s2 .* differ in {named} "):
-        report.experiment_table("tiny", suite_results.complete_runs(tmp_path, "tiny"), "x")
+        suite_tables.experiment_table("tiny", suite_results.complete_runs(tmp_path, "tiny"), "x")
 
 
 def test_learners_may_differ_in_their_own_settings(tmp_path, tiny):
     store_runs(tmp_path)  # grpo, ppo, trl: each its own algo and lr
-    table = report.experiment_table("tiny", suite_results.complete_runs(tmp_path, "tiny"), "x")
+    table = suite_tables.experiment_table(
+        "tiny", suite_results.complete_runs(tmp_path, "tiny"), "x"
+    )
     assert table.count("| Math-v0") == 3
 
 
@@ -359,12 +365,14 @@ def test_welch_difference_of_two_learners_gains():
 @pytest.mark.parametrize(("gain", "verdict"), [(0.06, "ok"), (0.03, "held-out set too small")])
 def test_a_gain_under_three_evaluation_errors_is_flagged(gain, verdict):
     row = {"gain": suite_results.mean_interval([gain, gain]), "noise": 0.0145}
-    assert report.noise_check(row).endswith(f": {verdict}")
+    assert suite_tables.noise_check(row).endswith(f": {verdict}")
 
 
 def test_the_table_states_the_statistic_and_shows_every_seed(tmp_path, tiny):
     store_runs(tmp_path)
-    table = report.experiment_table("tiny", suite_results.complete_runs(tmp_path, "tiny"), "stored")
+    table = suite_tables.experiment_table(
+        "tiny", suite_results.complete_runs(tmp_path, "tiny"), "stored"
+    )
     assert "gain: mean [95% CI]" in table and "Mean over seeds [95% t-interval]" in table
     grpo = next(line for line in table.splitlines() if "rlvr GRPO" in line)
     assert "+0.045, +0.054, +0.039" in grpo  # per seed, in seed order
@@ -378,7 +386,9 @@ def test_the_table_states_the_statistic_and_shows_every_seed(tmp_path, tiny):
 
 def test_uncommitted_code_is_shown_in_the_table(tmp_path, tiny):
     store_runs(tmp_path, change=_set("dirty", True))
-    table = report.experiment_table("tiny", suite_results.complete_runs(tmp_path, "tiny"), "stored")
+    table = suite_tables.experiment_table(
+        "tiny", suite_results.complete_runs(tmp_path, "tiny"), "stored"
+    )
     assert "with uncommitted changes (1 run)" in table and "(8 runs)" in table
 
 
@@ -388,7 +398,7 @@ def test_uncommitted_code_is_shown_in_the_table(tmp_path, tiny):
 def test_the_budget_table_compares_each_budget_with_trl(tmp_path, tiny):
     store_runs(tmp_path, "tiny")
     store_runs(tmp_path, "tiny-120", budget=120.0)
-    table = report.budget_table(["tiny", "tiny-120"], tmp_path)
+    table = suite_tables.budget_table(["tiny", "tiny-120"], tmp_path)
     rows = [line for line in table.splitlines() if line.startswith("| math |")]
     assert [row.split(" | ")[1:3] for row in rows] == [
         ["rlvr GRPO", "30"],
@@ -399,7 +409,7 @@ def test_the_budget_table_compares_each_budget_with_trl(tmp_path, tiny):
         ["TRL GRPOTrainer", "120"],
     ]
     lead = suite_results.welch_difference(gains_of("grpo"), gains_of("trl"))
-    assert rows[0].endswith(f"| {report.interval(lead, signed=True)} |")
+    assert rows[0].endswith(f"| {suite_tables.interval(lead, signed=True)} |")
     assert rows[-1].endswith("| - |")
 
 
@@ -407,7 +417,7 @@ def test_the_budget_table_refuses_budgets_from_different_warm_starts(tmp_path, t
     store_runs(tmp_path, "tiny")
     store_runs(tmp_path, "tiny-120", budget=120.0, change=_set("warm_start", "other"))
     with pytest.raises(suite_results.ReportError, match="differ in warm_start"):
-        report.budget_table(["tiny", "tiny-120"], tmp_path)
+        suite_tables.budget_table(["tiny", "tiny-120"], tmp_path)
 
 
 # --- targets -------------------------------------------------------------------------------------
@@ -415,7 +425,7 @@ def test_the_budget_table_refuses_budgets_from_different_warm_starts(tmp_path, t
 
 def test_targets_say_whether_ours_is_ahead_beyond_the_interval(tmp_path, tiny):
     store_runs(tmp_path)
-    table = report.targets_table(["tiny"], tmp_path)
+    table = suite_tables.targets_table(["tiny"], tmp_path)
     assert "| our GRPO's gain >= TRL's on every task |" in table
     assert "met in the means; beyond the interval on none |" in table  # 3 seeds of TRL: wide
     assert "math 6.27x (ratio of mean gains) | NOT met: 1.5x or more on math |" in table
@@ -426,12 +436,17 @@ def test_targets_say_whether_ours_is_ahead_beyond_the_interval(tmp_path, tiny):
 )
 def test_the_gain_ratio_is_only_a_ratio_where_trl_gained(ours, theirs, ratio):
     if ratio is None:
-        assert math.isnan(report.gain_ratio(ours, theirs))
-        assert report._ratio(report.gain_ratio(ours, theirs)) == "(neither mean gain > 0)"
+        assert math.isnan(suite_tables.gain_ratio(ours, theirs))
+        assert (
+            suite_tables._ratio(suite_tables.gain_ratio(ours, theirs)) == "(neither mean gain > 0)"
+        )
     else:
-        assert report.gain_ratio(ours, theirs) == pytest.approx(ratio)
+        assert suite_tables.gain_ratio(ours, theirs) == pytest.approx(ratio)
     if ratio == math.inf:
-        assert report._ratio(report.gain_ratio(ours, theirs)) == "(TRL's mean gain <= 0, ours > 0)"
+        assert (
+            suite_tables._ratio(suite_tables.gain_ratio(ours, theirs))
+            == "(TRL's mean gain <= 0, ours > 0)"
+        )
 
 
 @pytest.mark.parametrize(
@@ -445,9 +460,9 @@ def test_the_gain_ratio_is_only_a_ratio_where_trl_gained(ours, theirs, ratio):
 def test_targets_say_whether_training_raised_the_self_correction_delta(deltas, verdict):
     start = 0.061
     row = {"figures": [("acc@t2 - acc@t1", start, suite_results.mean_interval(deltas))]}
-    (line,) = report.target_lines({"selfcorrect": {"grpo": row}})
+    (line,) = suite_tables.target_lines({"selfcorrect": {"grpo": row}})
     assert line.endswith(f"| {verdict} |")
-    ours = report.target_lines({"selfcorrect": {"grpo": row, "grpo-score": row, "ppo": row}})
+    ours = suite_tables.target_lines({"selfcorrect": {"grpo": row, "grpo-score": row, "ppo": row}})
     assert [line.split(" | ")[0] for line in ours] == [
         "| self-correction delta positive after training (and raised by RL), rlvr GRPO",
         "| self-correction delta positive after training (and raised by RL), rlvr GRPO, SCoRe",
@@ -458,8 +473,8 @@ def test_staged_learners_make_rows_and_one_name_never_holds_two_recipes(tmp_path
     """Learner names with stages and @settings ("-s" in the name, "@", "=", ",") are stored,
     read back and shown, each its own row; runs under one name with other stages are refused."""
     learners = ("grpo", "grpo-score", "grpo-score@share=0.5,pg1=1")
-    spec = suite.Experiment(("math",), SEEDS, learners, budget=30.0, eval_every=15.0)
-    monkeypatch.setitem(suite.EXPERIMENTS, "staged", spec)
+    spec = suite_tasks.Experiment(("math",), SEEDS, learners, budget=30.0, eval_every=15.0)
+    monkeypatch.setitem(suite_tasks.EXPERIMENTS, "staged", spec)
 
     def write(pin_of_grpo_score_s2: float = 1.0) -> None:
         for learner in learners:
@@ -477,7 +492,7 @@ def test_staged_learners_make_rows_and_one_name_never_holds_two_recipes(tmp_path
     write()
     runs = suite_results.complete_runs(tmp_path, "staged")
     assert {learner for _, learner, _ in runs} == set(learners)
-    table = report.experiment_table("staged", runs, "x")
+    table = suite_tables.experiment_table("staged", runs, "x")
     assert "| rlvr GRPO, SCoRe | 3 |" in table
     assert "| grpo-score@share=0.5,pg1=1 | 3 |" in table
     write(pin_of_grpo_score_s2=5.0)
@@ -485,7 +500,9 @@ def test_staged_learners_make_rows_and_one_name_never_holds_two_recipes(tmp_path
         suite_results.ReportError,
         match=r"staged/math/grpo-score-s2 .* differ in settings\.learner\.stages",
     ):
-        report.experiment_table("staged", suite_results.complete_runs(tmp_path, "staged"), "x")
+        suite_tables.experiment_table(
+            "staged", suite_results.complete_runs(tmp_path, "staged"), "x"
+        )
 
 
 # --- a suite's --out folder, and storing ---------------------------------------------------------
@@ -556,7 +573,7 @@ def test_store_refuses_runs_that_could_not_share_the_stored_table(tmp_path, tiny
 
 def test_only_named_experiments_are_stored(tmp_path):
     with pytest.raises(suite_results.ReportError, match="only a named experiment is stored"):
-        suite_results.store(tmp_path, suite.CUSTOM, tmp_path / "results")
+        suite_results.store(tmp_path, suite_tasks.CUSTOM, tmp_path / "results")
 
 
 # --- the suite's command line --------------------------------------------------------------------
@@ -587,7 +604,7 @@ def report_cli(*argv: str) -> subprocess.CompletedProcess:
 def test_the_check_command_fails_with_a_one_line_reason(tmp_path):
     docs = tmp_path / "agents.md"
     docs.write_text("<!-- learning-suite:table math-30 -->\nold\n<!-- /learning-suite -->\n")
-    experiment = suite.EXPERIMENTS["math-30"]
+    experiment = suite_tasks.EXPERIMENTS["math-30"]
     runs = len(experiment.seeds) * len(experiment.learners)
     done = report_cli("--check", "--file", str(docs), "--results", str(tmp_path / "none"))
     assert done.returncode == 1
@@ -655,28 +672,28 @@ def test_a_run_made_with_other_settings_is_not_resumed(tmp_path):
 def test_the_warm_start_fingerprint_follows_the_weights_not_the_build_log(tmp_path):
     (tmp_path / "model.safetensors").write_bytes(b"\x00\x01")
     (tmp_path / "config.json").write_text("{}")
-    first = suite.warm_start_fingerprint(tmp_path)
+    first = suite_provenance.warm_start_fingerprint(tmp_path)
     (tmp_path / "warm_start.json").write_text('{"history": []}')
-    assert suite.warm_start_fingerprint(tmp_path) == first
+    assert suite_provenance.warm_start_fingerprint(tmp_path) == first
     (tmp_path / "model.safetensors").write_bytes(b"\x00\x02")
-    assert suite.warm_start_fingerprint(tmp_path) != first
+    assert suite_provenance.warm_start_fingerprint(tmp_path) != first
 
 
 def test_held_out_tasks_found_for_other_settings_are_refused(tmp_path):
     path = tmp_path / "baseline" / "sql-tasks.json"
     path.parent.mkdir()
-    settings = suite.heldout_settings(suite.TASKS["sql"])
+    settings = suite_heldout.heldout_settings(suite_tasks.TASKS["sql"])
     path.write_text(json.dumps({"heldout": [1, 2], "settings": settings}))
-    assert suite.heldout_tasks(tmp_path, "sql") == {"heldout": [1, 2]}
+    assert suite_heldout.heldout_tasks(tmp_path, "sql") == {"heldout": [1, 2]}
     path.write_text(json.dumps({"heldout": [1, 2], "settings": {**settings, "eval_episodes": 3}}))
     with pytest.raises(SystemExit, match="found for other held-out settings"):
-        suite.heldout_tasks(tmp_path, "sql")
+        suite_heldout.heldout_tasks(tmp_path, "sql")
     path.write_text(json.dumps({"heldout": [1, 2]}))  # an older suite's
     with pytest.raises(SystemExit, match="delete .*sql\\*"):
-        suite.heldout_tasks(tmp_path, "sql")
+        suite_heldout.heldout_tasks(tmp_path, "sql")
 
 
 def test_tables_name_stored_results_the_same_on_every_checkout(tmp_path):
     stored = suite_results.RESULTS / "math-30"
-    assert report.shown_path(stored) == "benchmarks/results/learning_suite/math-30"
-    assert report.shown_path(tmp_path) == str(tmp_path)
+    assert suite_tables.shown_path(stored) == "benchmarks/results/learning_suite/math-30"
+    assert suite_tables.shown_path(tmp_path) == str(tmp_path)
