@@ -1,6 +1,6 @@
 """rlvr/Repo-v0's workspaces: creation and teardown, a command's round trip, and a soak.
 
-    python benchmarks/repo_workspace.py [--rounds 5] [--no-docker]
+    python benchmarks/repo_workspace.py [--rounds 5] [--no-docker] [--baseline REF]
     python benchmarks/repo_workspace.py --soak 500
 
 The repository is a generated level-3 task (about 20 files). Measured in one run, interleaved
@@ -11,8 +11,10 @@ round by round (the machine may be shared: medians over rounds of medians within
 - `episode reset`: `env.reset()` of a pinned task (the task is generated once, then cached);
 - `command round trip (local pool)`: the `run` tool with a trivial command (`true`) through
   `env.step`: the workspace written into a fresh sandbox run, the command run, the changes
-  walked and brought back; beside it a plain `subprocess.run(["bash", "-c", "true"])` in a
-  directory holding the files (no isolation, no materialising: the floor);
+  walked and brought back; beside it the same through an env whose pool runs the sandbox
+  worker of git ref `--baseline` (default `main`: what a change to the worker gains, in the
+  same run), and a plain `subprocess.run(["bash", "-c", "true"])` in a directory holding the
+  files (no isolation, no materialising: the floor);
 - Docker, per episode: the episode's first command in the warm pool against a fresh
   `docker run` of a container with the repository bind-mounted (the cheapest fresh container
   per episode), and their ratio.
@@ -37,7 +39,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import gymnasium as gym
@@ -47,7 +49,7 @@ import rlvr  # noqa: F401
 from rlvr.envs.repo.task import RepoTask
 from rlvr.envs.repo.workspace import Workspace
 from rlvr.envs.tools.parsing import format_tool_call
-from rlvr.sandboxes import Limits, get_executor
+from rlvr.sandboxes import Executor, Limits, get_executor, local
 
 SANDBOX_UID = 61000
 PINNED = {"task_index": 0}
@@ -71,7 +73,44 @@ def copy_to_tempdir(files: dict[str, bytes]) -> str:
     return root
 
 
+@contextlib.contextmanager
+def baseline_executor(ref: str) -> Iterator[Executor | None]:
+    """A private local pool whose workers run the sandbox worker of git ref `ref` (None, with
+    a note, where git cannot give it). The host side is this checkout's: the worker's protocol
+    with the host is the same."""
+    source = local.WORKER_SOURCE
+    try:
+        text = subprocess.run(
+            ["git", "show", f"{ref}:sandboxes/worker.py"],
+            cwd=source.parent.parent,
+            capture_output=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        print(f"no baseline: git cannot show {ref}:sandboxes/worker.py ({exc})")
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="rlvr-bench-worker-") as directory:
+        path = Path(directory, "worker.py")
+        path.write_bytes(text)
+        executor = get_executor("local", shared=False)
+        local.WORKER_SOURCE = path  # read when a worker starts: all of them start now
+        try:
+            executor.warm_up()
+        finally:
+            local.WORKER_SOURCE = source
+        try:
+            yield executor
+        finally:
+            executor.close()
+
+
 def measure(args: argparse.Namespace) -> None:
+    with baseline_executor(args.baseline) if args.baseline else contextlib.nullcontext() as old:
+        measure_with(args, old)
+
+
+def measure_with(args: argparse.Namespace, baseline: Executor | None) -> None:
     env = gym.make("rlvr/Repo-v0", difficulty=3)
     env.reset(seed=0, options=PINNED)  # generates and caches the task
     base = env.unwrapped
@@ -91,8 +130,8 @@ def measure(args: argparse.Namespace) -> None:
     def reset() -> None:
         env.reset(seed=0, options=PINNED)
 
-    def command() -> None:
-        _, _, terminated, _, info = env.step(step)
+    def command(on: gym.Env = env) -> None:
+        _, _, terminated, _, info = on.step(step)
         assert not terminated and "[exit code 0]" in info["messages"][-1]["content"]
 
     def plain_command() -> None:
@@ -115,6 +154,15 @@ def measure(args: argparse.Namespace) -> None:
         "  its CPU time (pool + this process)": command_cpu,
         "  baseline: subprocess bash, no isolation": lambda: median_ms(plain_command, 25),
     }
+    old_env = None
+    if baseline is not None:
+        old_env = gym.make("rlvr/Repo-v0", difficulty=3, executor=baseline)
+        old_env.reset(seed=0, options=PINNED)
+        old_name = f"  same, sandbox worker of {args.baseline}"
+        modes[old_name] = lambda: (
+            old_env.reset(seed=0, options=PINNED),
+            median_ms(lambda: command(old_env), 25),
+        )[1]
     docker = client = None
     if not args.no_docker:
         from rlvr.sandboxes.image import DEFAULT_IMAGE, docker_client
@@ -155,6 +203,8 @@ def measure(args: argparse.Namespace) -> None:
             print(f"round {number + 1}/{args.rounds} done", flush=True)
     finally:
         env.close()
+        if old_env is not None:
+            old_env.close()
         shutil.rmtree(scratch)
         if docker is not None:
             docker.close()
@@ -173,9 +223,14 @@ def measure(args: argparse.Namespace) -> None:
         f"\nworkspace create + teardown: {medians['workspace create + teardown']:.3f} ms "
         "(target <= 20 ms)"
     )
-    print(
-        f"command round trip: {medians['command round trip (local pool)']:.1f} ms (target <= 10 ms)"
-    )
+    round_trip = medians["command round trip (local pool)"]
+    print(f"command round trip: {round_trip:.1f} ms (target <= 10 ms)")
+    if old_env is not None:
+        before = medians[old_name]
+        print(
+            f"  with the sandbox worker of {args.baseline}: {before:.1f} ms, "
+            f"{before / round_trip:.2f}x this one's time"
+        )
     if docker is not None:
         ratio = (
             medians["docker: fresh docker run per episode"]
@@ -261,6 +316,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--no-docker", action="store_true")
+    parser.add_argument(
+        "--baseline",
+        default="main",
+        help="git ref whose sandbox worker runs the side-by-side command round trip ('' for none)",
+    )
     parser.add_argument("--soak", type=int, default=0, help="play this many episodes instead")
     parser.add_argument("--backend", default="local", help="the soak's sandbox backend")
     args = parser.parse_args()

@@ -183,9 +183,9 @@ def install_seccomp(program):
         raise OSError(ctypes.get_errno(), "cannot install the seccomp filter")
 
 
-def set_oom_score_adj(value):
+def set_oom_score_adj(value, pid="self"):
     try:
-        with open("/proc/self/oom_score_adj", "w") as handle:
+        with open(f"/proc/{pid}/oom_score_adj", "w") as handle:
             handle.write(str(value))
     except OSError:
         pass
@@ -254,6 +254,7 @@ def decode_status(status):
 
 class Zygote:
     def __init__(self, config):
+        self.next_supervisor = None  # (pid, go pipe) of the supervisor forked for the next run
         if not config.get("oom_file"):  # containers: take whichever cgroup file exists
             found = [path for path in config.get("oom_files", ()) if os.path.exists(path)]
             config["oom_file"] = found[0] if found else None
@@ -289,6 +290,7 @@ class Zygote:
             if os.path.isdir(root)
         }
         preload(self.config.get("preload", COMMON_MODULES))
+        keep_descriptors_private()
         # Forked runs then never touch (and so never copy) the zygote's objects when they collect.
         gc.collect()
         gc.freeze()
@@ -296,6 +298,7 @@ class Zygote:
             _libc().prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans come back to us
         workdir = self.config["workdir"]
         os.makedirs(os.path.dirname(workdir), exist_ok=True)
+        self.fork_supervisor()
         self.send_control(
             {
                 "op": "ready",
@@ -318,12 +321,41 @@ class Zygote:
             except HostGone:
                 self.kill_everything()
                 return 0
+            self.fork_supervisor()  # off the next run's path: the host has its answer already
+
+    def fork_supervisor(self):
+        """Fork the next run's supervisor now, while idle; it waits for a byte on its go pipe.
+
+        Forked only after the last run's processes are dead and its files removed, from a zygote
+        that holds nothing of any run: it is the same process a fork at the run's start gives.
+        """
+        go_r, go_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(go_w)
+            supervise(self.config, go_r)  # never returns
+        os.close(go_r)
+        self.next_supervisor = (pid, go_w)
+
+    def start_supervisor(self):
+        """The pid of this run's supervisor, told to go (forked now if the waiting one is gone)."""
+        for _ in range(2):
+            if self.next_supervisor is None:
+                self.fork_supervisor()
+            pid, go_w = self.next_supervisor
+            self.next_supervisor = None
+            try:
+                write_all(go_w, b"G")
+                return pid
+            except OSError:  # it died while waiting (killed by the OOM killer, say)
+                self.kill_everything()
+            finally:
+                os.close(go_w)
+        raise OSError("the run's supervisor died before it started")
 
     def run_one(self, deadline):
         oom_before = read_oom_kills(self.config.get("oom_file"))
-        pid = os.fork()
-        if pid == 0:
-            supervise(self.config)  # never returns
+        pid = self.start_supervisor()
         status = wait_with_deadline(pid, deadline, host_fd=0)
         backstop = status is None
         self.kill_everything()
@@ -419,6 +451,20 @@ def preload(extra):
     for name in _RUNTIME_MODULES + tuple(extra):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
+
+
+def keep_descriptors_private():
+    """Mark every descriptor above 2 close-on-exec: a program started with `posix_spawn`
+    (which closes nothing itself) then gets only its three standard streams."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return
+    for name in names:
+        fd = int(name)
+        if fd > 2:
+            with contextlib.suppress(OSError):
+                os.set_inheritable(fd, False)
 
 
 def close_other_fds():
@@ -618,10 +664,13 @@ def clean_ipc():
 # --- the supervisor (one per run) -------------------------------------------------------------
 
 
-def supervise(config):
+def supervise(config, go_fd):
     code = 0
     try:
         set_oom_score_adj(500)
+        if os.read(go_fd, 1) != b"G":  # the zygote is gone
+            os._exit(0)
+        os.close(go_fd)
         header, blobs = read_frame(0)
         result, result_blobs = Run(config, header, blobs).execute()
         if not clean_up(config):
@@ -682,9 +731,11 @@ class Run:
         oom_before = read_oom_kills(oom_file)
         env = self.environment()
         started = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            run_program(self, env, stdin_r, out_w, err_w)  # never returns
+        pid = self.spawn_program(env, stdin_r, out_w, err_w)
+        if pid is None:
+            pid = os.fork()
+            if pid == 0:
+                run_program(self, env, stdin_r, out_w, err_w)  # never returns
         for fd in (stdin_r, out_w, err_w):
             os.close(fd)
         watch = Watch(self.limits, pid, started, self.blob(self.request.get("stdin")))
@@ -716,6 +767,58 @@ class Run:
         if changes is not None:
             result["changes"] = changes
         return result, blobs
+
+    def spawn_program(self, env, stdin_r, out_w, err_w):
+        """Start a command with `posix_spawn` (no copy of this interpreter's memory, unlike a
+        fork: about 1 ms less per run) set up as `run_program` sets up a forked one; None where
+        that cannot be done the same way (Python code, weak isolation, a name not found or not
+        runnable: the fork path then runs it, or reports why not as it always did).
+
+        The rlimits are set here and inherited. This supervisor writes no file and opens few
+        descriptors from now on, so the file-size and open-files limits cannot hurt it; its CPU
+        limit would (output a byte at a time keeps it busy), so the program's CPU limit is set
+        on the program alone, right after the spawn: RLIMIT_CPU counts from the process's start.
+        (A process the program starts in the microseconds before that has no CPU limit of its
+        own; the wall time still ends it, and the cgroup bounds its CPU share.)
+        """
+        request = self.request
+        if request["kind"] != "command" or self.config.get("weak", False):
+            return None
+        if not hasattr(os, "posix_spawn"):
+            return None
+        import resource
+
+        os.chdir(self.workdir)  # a relative name is looked up from there, as by the program
+        argv = request["argv"]
+        path = find_program(argv[0], env.get("PATH", os.defpath))
+        if path is None:
+            return None
+        apply_rlimits(self.limits, False, cpu=False)
+        os.umask(0o022)
+        try:
+            pid = os.posix_spawn(
+                path,
+                argv,
+                env,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, stdin_r, 0),
+                    (os.POSIX_SPAWN_DUP2, out_w, 1),
+                    (os.POSIX_SPAWN_DUP2, err_w, 2),
+                ],
+                setsid=True,
+            )
+        except OSError:
+            return None
+        try:
+            resource.prlimit(pid, resource.RLIMIT_CPU, cpu_rlimit(self.limits))
+            # The OOM killer's first choice, as a forked program makes itself. Not inherited
+            # from us: a non-dumpable process cannot write its own score.
+            set_oom_score_adj(1000, pid)
+        except OSError:
+            os.kill(pid, signal.SIGKILL)  # never run a program without its limits
+            os.waitpid(pid, 0)
+            raise
+        return pid
 
     def kill_others(self, pid):
         """Stop whatever the program left running before reading the pipes to their end."""
@@ -1018,12 +1121,32 @@ def run_program(run, env, stdin_r, out_w, err_w):
             os._exit(126)
 
 
-def apply_rlimits(limits, weak):
+def cpu_rlimit(limits):
+    cpu = int(limits["cpu_time"] + 0.999)
+    return cpu, cpu + 1
+
+
+def find_program(name, path):
+    """Where `execvpe` would find `name` on `path`: the first executable regular file, or None."""
+    if "/" in name:
+        candidates = [name]
+    else:
+        candidates = [os.path.join(directory or ".", name) for directory in path.split(":")]
+    for candidate in candidates:
+        try:
+            info = os.stat(candidate)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def apply_rlimits(limits, weak, cpu=True):
     import resource
 
-    cpu = int(limits["cpu_time"] + 0.999)
-    settings = [
-        (resource.RLIMIT_CPU, cpu, cpu + 1),
+    settings = [(resource.RLIMIT_CPU, *cpu_rlimit(limits))] if cpu else []
+    settings += [
         (resource.RLIMIT_FSIZE, limits["file_size"], limits["file_size"]),
         (resource.RLIMIT_CORE, 0, 0),
         (resource.RLIMIT_NOFILE, 1024, 1024),

@@ -171,6 +171,26 @@ def test_a_worker_killed_while_idle_never_fails_the_next_run(single):
         assert result.ok and result.stdout_text == "2\n", result.describe()
 
 
+def test_a_supervisor_that_died_waiting_for_its_run_is_replaced_in_the_same_worker(single):
+    # Each run's supervisor is forked while the worker is idle; one killed meanwhile (the OOM
+    # killer, say) is replaced by the zygote at the run's start, without losing the worker.
+    assert single.run(ExecRequest(code="print(1)")).ok
+    (worker,) = single._pool._workers
+    bwrap = worker.transport.process.pid
+    parents = {pid: parent_pid(pid) for pid in worker_pids(single)}
+    (zygote,) = [pid for pid, parent in parents.items() if parent == bwrap]
+    (waiting,) = [pid for pid, parent in parents.items() if parent == zygote]
+    os.kill(waiting, signal.SIGKILL)
+    result = single.run(ExecRequest(code="print(2)"))
+    assert result.ok and result.stdout_text == "2\n", result.describe()
+    assert single._pool._workers == {worker} and worker.alive
+
+
+def parent_pid(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as handle:
+        return int(handle.read().rpartition(")")[2].split()[1])
+
+
 def test_what_a_dying_worker_wrote_is_read_before_its_end():
     # A worker that said it took the run and died at once: its last words and the end of both
     # streams arrive together. Read in the wrong order, it would look as if it never took the
