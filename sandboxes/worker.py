@@ -54,6 +54,11 @@ CLEAN_BUDGET = 1.0
 MAX_CHANGE_ENTRIES = 20000
 MAX_CHANGE_NAMES = 256 * 1024
 MAX_SKIPPED_SHOWN = 20
+# A program that writes its output a few bytes at a time would keep its supervisor waking up:
+# past this many wakes that moved less than a page, each such wake waits a millisecond first
+# (output then comes in larger reads), so a supervisor spends a few percent of a CPU at most.
+TRICKLE_WAKES = 100
+TRICKLE_BYTES = 4096
 
 # --- framing (imported by the host too) -------------------------------------------------------
 
@@ -705,11 +710,15 @@ class Run:
             clean_paths([self.workdir])
         else:
             os.mkdir(self.workdir, 0o755)
+        made = {self.workdir}
         for path, index, mode in self.request.get("files", ()):
             if path.startswith("/") or ".." in path.split("/"):
                 raise ValueError(f"file path {path!r} leaves the working directory")
             full = os.path.join(self.workdir, path)
-            os.makedirs(os.path.dirname(full), exist_ok=True)
+            parent = os.path.dirname(full)
+            if parent not in made:  # most files share a directory with another
+                os.makedirs(parent, exist_ok=True)
+                made.add(parent)
             fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
             try:
                 write_all(fd, self.blob(index))
@@ -771,30 +780,30 @@ class Run:
     def spawn_program(self, env, stdin_r, out_w, err_w):
         """Start a command with `posix_spawn` (no copy of this interpreter's memory, unlike a
         fork: about 1 ms less per run) set up as `run_program` sets up a forked one; None where
-        that cannot be done the same way (Python code, weak isolation, a name not found or not
-        runnable: the fork path then runs it, or reports why not as it always did).
+        that cannot be done the same way (Python code, weak isolation, a CPU limit below the
+        wall time, a name not found or not runnable: the fork path then runs it, or reports why
+        not as it always did).
 
-        The rlimits are set here and inherited. This supervisor writes no file and opens few
-        descriptors from now on, so the file-size and open-files limits cannot hurt it; its CPU
-        limit would (output a byte at a time keeps it busy), so the program's CPU limit is set
-        on the program alone, right after the spawn: RLIMIT_CPU counts from the process's start.
-        (A process the program starts in the microseconds before that has no CPU limit of its
-        own; the wall time still ends it, and the cgroup bounds its CPU share.)
+        The program inherits the run's rlimits from us, set before it exists: nothing it starts
+        escapes them. They bind us too from now on. We write no file and open few descriptors;
+        the CPU limit, at least the wall time here, we stay far below (`Watch` reads a trickle
+        of output at a bounded rate) and we ignore its warning signal, which the program gets
+        back at its default.
         """
         request = self.request
+        limits = self.limits
         if request["kind"] != "command" or self.config.get("weak", False):
             return None
-        if not hasattr(os, "posix_spawn"):
+        if not hasattr(os, "posix_spawn") or limits["cpu_time"] < limits["wall_time"]:
             return None
-        import resource
-
         os.chdir(self.workdir)  # a relative name is looked up from there, as by the program
         argv = request["argv"]
         path = find_program(argv[0], env.get("PATH", os.defpath))
         if path is None:
             return None
-        apply_rlimits(self.limits, False, cpu=False)
+        apply_rlimits(limits, False)
         os.umask(0o022)
+        signal.signal(signal.SIGXCPU, signal.SIG_IGN)
         try:
             pid = os.posix_spawn(
                 path,
@@ -806,18 +815,15 @@ class Run:
                     (os.POSIX_SPAWN_DUP2, err_w, 2),
                 ],
                 setsid=True,
+                setsigdef=(signal.SIGXCPU,),
             )
         except OSError:
+            signal.signal(signal.SIGXCPU, signal.SIG_DFL)  # as the forked path expects
             return None
-        try:
-            resource.prlimit(pid, resource.RLIMIT_CPU, cpu_rlimit(self.limits))
-            # The OOM killer's first choice, as a forked program makes itself. Not inherited
-            # from us: a non-dumpable process cannot write its own score.
-            set_oom_score_adj(1000, pid)
-        except OSError:
-            os.kill(pid, signal.SIGKILL)  # never run a program without its limits
-            os.waitpid(pid, 0)
-            raise
+        # The OOM killer's first choice, as a forked program makes itself (we cannot give it
+        # ours: a process that is not dumpable cannot write its own score). A process it starts
+        # in the microseconds before this keeps our score, 0, as every process had before.
+        set_oom_score_adj(1000, pid)
         return pid
 
     def kill_others(self, pid):
@@ -991,6 +997,7 @@ class Watch:
         self.truncated = False
         self.killed_for = None
         self.note = ""
+        self.small_wakes = 0
 
     def take(self, fd, buffer):
         try:
@@ -1028,6 +1035,7 @@ class Watch:
                 ready_r, ready_w, _ = select.select(
                     watched, [stdin_w] if stdin_w is not None else [], [], wait
                 )
+                self.pace(ready_r, ready_w)
                 for fd in ready_r:
                     if fd in readers and not self.take(fd, readers[fd]):
                         del readers[fd]
@@ -1043,6 +1051,15 @@ class Watch:
                 os.close(stdin_w)
             if pidfd is not None:
                 os.close(pidfd)
+
+    def pace(self, ready_r, ready_w):
+        """Wait a millisecond before serving a trickle (see TRICKLE_WAKES)."""
+        if self.small_wakes < TRICKLE_WAKES:
+            self.small_wakes += 1
+            return
+        sizes = [_pending(fd) for fd in ready_r]
+        if ready_w or (sizes and max(sizes) < TRICKLE_BYTES):
+            time.sleep(0.001)
 
     def feed(self, stdin_w):
         try:
@@ -1079,6 +1096,17 @@ class Watch:
         if self.truncated and self.killed_for is None:
             self.killed_for = "output"
             self.note = "wrote more than {} bytes of output".format(self.limits["output"])
+
+
+def _pending(fd):
+    """Bytes waiting in pipe `fd` (a page's worth for anything that is not a pipe)."""
+    import fcntl
+    import termios
+
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    except OSError:
+        return TRICKLE_BYTES
 
 
 def _exited(pid):
@@ -1121,11 +1149,6 @@ def run_program(run, env, stdin_r, out_w, err_w):
             os._exit(126)
 
 
-def cpu_rlimit(limits):
-    cpu = int(limits["cpu_time"] + 0.999)
-    return cpu, cpu + 1
-
-
 def find_program(name, path):
     """Where `execvpe` would find `name` on `path`: the first executable regular file, or None."""
     if "/" in name:
@@ -1142,11 +1165,12 @@ def find_program(name, path):
     return None
 
 
-def apply_rlimits(limits, weak, cpu=True):
+def apply_rlimits(limits, weak):
     import resource
 
-    settings = [(resource.RLIMIT_CPU, *cpu_rlimit(limits))] if cpu else []
-    settings += [
+    cpu = int(limits["cpu_time"] + 0.999)
+    settings = [
+        (resource.RLIMIT_CPU, cpu, cpu + 1),
         (resource.RLIMIT_FSIZE, limits["file_size"], limits["file_size"]),
         (resource.RLIMIT_CORE, 0, 0),
         (resource.RLIMIT_NOFILE, 1024, 1024),
