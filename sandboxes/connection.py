@@ -216,14 +216,15 @@ class WorkerConnection:
         send it in time, or says it is not clean, is killed and so never runs again."""
         if not self.owes_done:
             return
+        if not self.alive:
+            self.owes_done = False
+            return
         try:
-            frame = self._next_frame(CONTROL, time.monotonic() + HOST_GRACE) if self.alive else ()
+            frame = self._next_frame(CONTROL, time.monotonic() + HOST_GRACE)
         except (TransportClosed, ProtocolError, FrameError):
             frame = None
         finally:
             self.owes_done = False
-        if frame == ():
-            return
         if frame is None or frame[0].get("op") != "done":
             interrupted = self.interrupted  # the pool is closing: nothing to report
             self.kill()
@@ -273,7 +274,8 @@ class WorkerConnection:
                     # the run's processes before writing it; the zygote's own sweep (and its
                     # `done`) follows the supervisor's exit and is read before the worker's
                     # next run, which the zygote takes only once that sweep is over.
-                    finished = result_from_wire(*result, self.backend)
+                    result_header, result_blobs = result
+                    finished = result_from_wire(result_header, result_blobs, self.backend)
                     self.owes_done = True
                     return finished
             return self._finish(result, done, limits)
