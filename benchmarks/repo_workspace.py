@@ -11,10 +11,10 @@ round by round (the machine may be shared: medians over rounds of medians within
 - `episode reset`: `env.reset()` of a pinned task (the task is generated once, then cached);
 - `command round trip (local pool)`: the `run` tool with a trivial command (`true`) through
   `env.step`: the workspace written into a fresh sandbox run, the command run, the changes
-  walked and brought back; beside it the same through an env whose pool runs the sandbox
-  worker of git ref `--baseline` (default `main`: what a change to the worker gains, in the
-  same run), and a plain `subprocess.run(["bash", "-c", "true"])` in a directory holding the
-  files (no isolation, no materialising: the floor);
+  walked and brought back; beside it the same with the whole library of git ref `--baseline`
+  (default `main`; its files from `git archive`, in a child process with its own pool, measured
+  in turn with the rounds here), and a plain `subprocess.run(["bash", "-c", "true"])` in a
+  directory holding the files (no isolation, no materialising: the floor);
 - Docker, per episode: the episode's first command in the warm pool against a fresh
   `docker run` of a container with the repository bind-mounted (the cheapest fresh container
   per episode), and their ratio.
@@ -37,6 +37,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -49,7 +50,7 @@ import rlvr  # noqa: F401
 from rlvr.envs.repo.task import RepoTask
 from rlvr.envs.repo.workspace import Workspace
 from rlvr.envs.tools.parsing import format_tool_call
-from rlvr.sandboxes import Executor, Limits, get_executor, local
+from rlvr.sandboxes import Limits, get_executor
 
 SANDBOX_UID = 61000
 PINNED = {"task_index": 0}
@@ -73,44 +74,89 @@ def copy_to_tempdir(files: dict[str, bytes]) -> str:
     return root
 
 
-@contextlib.contextmanager
-def baseline_executor(ref: str) -> Iterator[Executor | None]:
-    """A private local pool whose workers run the sandbox worker of git ref `ref` (None, with
-    a note, where git cannot give it). The host side is this checkout's: the worker's protocol
-    with the host is the same."""
-    source = local.WORKER_SOURCE
-    try:
-        text = subprocess.run(
-            ["git", "show", f"{ref}:sandboxes/worker.py"],
-            cwd=source.parent.parent,
-            capture_output=True,
-            check=True,
+# The child process that measures the baseline's round trip: one median of 25 commands for
+# each line it reads. It uses only what this benchmark uses of the library.
+BASELINE_CHILD = """
+import statistics, sys, time
+import gymnasium as gym
+import rlvr
+from rlvr.envs.tools.parsing import format_tool_call
+env = gym.make("rlvr/Repo-v0", difficulty=3)
+step = format_tool_call("run", command="true")
+env.reset(seed=0, options={"task_index": 0})
+env.unwrapped.judge.repo_verifier.executor().warm_up()
+print(rlvr.__file__, flush=True)
+for line in sys.stdin:
+    env.reset(seed=0, options={"task_index": 0})
+    times = []
+    for _ in range(25):
+        started = time.perf_counter()
+        _, _, _, _, info = env.step(step)
+        times.append(time.perf_counter() - started)
+        assert "[exit code 0]" in info["messages"][-1]["content"]
+    print(statistics.median(times) * 1000, flush=True)
+env.close()
+"""
+
+
+class Baseline:
+    """The library of git ref `ref`, in a child process: `round_trip()` asks it for a median."""
+
+    def __init__(self, ref: str, directory: str) -> None:
+        checkout = Path(__file__).resolve().parent.parent
+        archive = subprocess.run(
+            ["git", "archive", ref], cwd=checkout, capture_output=True, check=True
         ).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
-        print(f"no baseline: git cannot show {ref}:sandboxes/worker.py ({exc})")
+        subprocess.run(["tar", "-x", "-C", directory], input=archive, check=True)
+        self.child = subprocess.Popen(
+            [sys.executable, "-c", BASELINE_CHILD],
+            cwd=directory,
+            env={**os.environ, "PYTHONPATH": directory},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.child.stdout is not None and self.child.stdin is not None
+        where = self.child.stdout.readline().strip()
+        if not where.startswith(directory):
+            raise RuntimeError(f"the baseline imported rlvr from {where!r}, not {directory}")
+
+    def round_trip(self) -> float:
+        assert self.child.stdin is not None and self.child.stdout is not None
+        self.child.stdin.write("round\n")
+        self.child.stdin.flush()
+        return float(self.child.stdout.readline())
+
+    def close(self) -> None:
+        if self.child.stdin is not None:
+            self.child.stdin.close()
+        self.child.wait(timeout=60)
+
+
+@contextlib.contextmanager
+def baseline(ref: str) -> Iterator[Baseline | None]:
+    if not ref:
         yield None
         return
-    with tempfile.TemporaryDirectory(prefix="rlvr-bench-worker-") as directory:
-        path = Path(directory, "worker.py")
-        path.write_bytes(text)
-        executor = get_executor("local", shared=False)
-        local.WORKER_SOURCE = path  # read when a worker starts: all of them start now
+    with tempfile.TemporaryDirectory(prefix="rlvr-bench-baseline-") as directory:
         try:
-            executor.warm_up()
-        finally:
-            local.WORKER_SOURCE = source
+            child = Baseline(ref, directory)
+        except (OSError, subprocess.CalledProcessError, RuntimeError, ValueError) as exc:
+            print(f"no baseline of {ref!r}: {exc}")
+            yield None
+            return
         try:
-            yield executor
+            yield child
         finally:
-            executor.close()
+            child.close()
 
 
 def measure(args: argparse.Namespace) -> None:
-    with baseline_executor(args.baseline) if args.baseline else contextlib.nullcontext() as old:
+    with baseline(args.baseline) as old:
         measure_with(args, old)
 
 
-def measure_with(args: argparse.Namespace, baseline: Executor | None) -> None:
+def measure_with(args: argparse.Namespace, old: Baseline | None) -> None:
     env = gym.make("rlvr/Repo-v0", difficulty=3)
     env.reset(seed=0, options=PINNED)  # generates and caches the task
     base = env.unwrapped
@@ -154,15 +200,9 @@ def measure_with(args: argparse.Namespace, baseline: Executor | None) -> None:
         "  its CPU time (pool + this process)": command_cpu,
         "  baseline: subprocess bash, no isolation": lambda: median_ms(plain_command, 25),
     }
-    old_env = None
-    if baseline is not None:
-        old_env = gym.make("rlvr/Repo-v0", difficulty=3, executor=baseline)
-        old_env.reset(seed=0, options=PINNED)
-        old_name = f"  same, sandbox worker of {args.baseline}"
-        modes[old_name] = lambda: (
-            old_env.reset(seed=0, options=PINNED),
-            median_ms(lambda: command(old_env), 25),
-        )[1]
+    old_name = f"  same, the library of {args.baseline}"
+    if old is not None:
+        modes[old_name] = old.round_trip
     docker = client = None
     if not args.no_docker:
         from rlvr.sandboxes.image import DEFAULT_IMAGE, docker_client
@@ -203,8 +243,6 @@ def measure_with(args: argparse.Namespace, baseline: Executor | None) -> None:
             print(f"round {number + 1}/{args.rounds} done", flush=True)
     finally:
         env.close()
-        if old_env is not None:
-            old_env.close()
         shutil.rmtree(scratch)
         if docker is not None:
             docker.close()
@@ -225,10 +263,10 @@ def measure_with(args: argparse.Namespace, baseline: Executor | None) -> None:
     )
     round_trip = medians["command round trip (local pool)"]
     print(f"command round trip: {round_trip:.1f} ms (target <= 10 ms)")
-    if old_env is not None:
+    if old is not None:
         before = medians[old_name]
         print(
-            f"  with the sandbox worker of {args.baseline}: {before:.1f} ms, "
+            f"  with the library of {args.baseline}: {before:.1f} ms, "
             f"{before / round_trip:.2f}x this one's time"
         )
     if docker is not None:
@@ -319,7 +357,7 @@ def main() -> None:
     parser.add_argument(
         "--baseline",
         default="main",
-        help="git ref whose sandbox worker runs the side-by-side command round trip ('' for none)",
+        help="git ref whose library runs the side-by-side command round trip ('' for none)",
     )
     parser.add_argument("--soak", type=int, default=0, help="play this many episodes instead")
     parser.add_argument("--backend", default="local", help="the soak's sandbox backend")
