@@ -820,9 +820,9 @@ class Run:
         except OSError:
             signal.signal(signal.SIGXCPU, signal.SIG_DFL)  # as the forked path expects
             return None
-        # The OOM killer's first choice, as a forked program makes itself (we cannot give it
-        # ours: a process that is not dumpable cannot write its own score). A process it starts
-        # in the microseconds before this keeps our score, 0, as every process had before.
+        # The OOM killer's first choice, as a forked program makes itself. We cannot pass it on:
+        # a process that is not dumpable cannot write its own score, so ours stays at 0. A
+        # process the program starts in the microseconds before this write keeps that 0.
         set_oom_score_adj(1000, pid)
         return pid
 
