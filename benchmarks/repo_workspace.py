@@ -1,6 +1,6 @@
 """rlvr/Repo-v0's workspaces: creation and teardown, a command's round trip, and a soak.
 
-    python benchmarks/repo_workspace.py [--rounds 5] [--no-docker]
+    python benchmarks/repo_workspace.py [--rounds 5] [--no-docker] [--baseline REF]
     python benchmarks/repo_workspace.py --soak 500
 
 The repository is a generated level-3 task (about 20 files). Measured in one run, interleaved
@@ -11,7 +11,9 @@ round by round (the machine may be shared: medians over rounds of medians within
 - `episode reset`: `env.reset()` of a pinned task (the task is generated once, then cached);
 - `command round trip (local pool)`: the `run` tool with a trivial command (`true`) through
   `env.step`: the workspace written into a fresh sandbox run, the command run, the changes
-  walked and brought back; beside it a plain `subprocess.run(["bash", "-c", "true"])` in a
+  walked and brought back; beside it the same with the whole library of git ref `--baseline`
+  (default `main`; its files from `git archive`, in a child process with its own pool, measured
+  in turn with the rounds here), and a plain `subprocess.run(["bash", "-c", "true"])` in a
   directory holding the files (no isolation, no materialising: the floor);
 - Docker, per episode: the episode's first command in the warm pool against a fresh
   `docker run` of a container with the repository bind-mounted (the cheapest fresh container
@@ -35,9 +37,10 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import gymnasium as gym
@@ -71,7 +74,89 @@ def copy_to_tempdir(files: dict[str, bytes]) -> str:
     return root
 
 
+# The child process that measures the baseline's round trip: one median of 25 commands for
+# each line it reads. It uses only what this benchmark uses of the library.
+BASELINE_CHILD = """
+import statistics, sys, time
+import gymnasium as gym
+import rlvr
+from rlvr.envs.tools.parsing import format_tool_call
+env = gym.make("rlvr/Repo-v0", difficulty=3)
+step = format_tool_call("run", command="true")
+env.reset(seed=0, options={"task_index": 0})
+env.unwrapped.judge.repo_verifier.executor().warm_up()
+print(rlvr.__file__, flush=True)
+for line in sys.stdin:
+    env.reset(seed=0, options={"task_index": 0})
+    times = []
+    for _ in range(25):
+        started = time.perf_counter()
+        _, _, _, _, info = env.step(step)
+        times.append(time.perf_counter() - started)
+        assert "[exit code 0]" in info["messages"][-1]["content"]
+    print(statistics.median(times) * 1000, flush=True)
+env.close()
+"""
+
+
+class Baseline:
+    """The library of git ref `ref`, in a child process: `round_trip()` asks it for a median."""
+
+    def __init__(self, ref: str, directory: str) -> None:
+        checkout = Path(__file__).resolve().parent.parent
+        archive = subprocess.run(
+            ["git", "archive", ref], cwd=checkout, capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", directory], input=archive, check=True)
+        self.child = subprocess.Popen(
+            [sys.executable, "-c", BASELINE_CHILD],
+            cwd=directory,
+            env={**os.environ, "PYTHONPATH": directory},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.child.stdout is not None and self.child.stdin is not None
+        where = self.child.stdout.readline().strip()
+        if not where.startswith(directory):
+            raise RuntimeError(f"the baseline imported rlvr from {where!r}, not {directory}")
+
+    def round_trip(self) -> float:
+        assert self.child.stdin is not None and self.child.stdout is not None
+        self.child.stdin.write("round\n")
+        self.child.stdin.flush()
+        return float(self.child.stdout.readline())
+
+    def close(self) -> None:
+        if self.child.stdin is not None:
+            self.child.stdin.close()
+        self.child.wait(timeout=60)
+
+
+@contextlib.contextmanager
+def baseline(ref: str) -> Iterator[Baseline | None]:
+    if not ref:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="rlvr-bench-baseline-") as directory:
+        try:
+            child = Baseline(ref, directory)
+        except (OSError, subprocess.CalledProcessError, RuntimeError, ValueError) as exc:
+            print(f"no baseline of {ref!r}: {exc}")
+            yield None
+            return
+        try:
+            yield child
+        finally:
+            child.close()
+
+
 def measure(args: argparse.Namespace) -> None:
+    with baseline(args.baseline) as old:
+        measure_with(args, old)
+
+
+def measure_with(args: argparse.Namespace, old: Baseline | None) -> None:
     env = gym.make("rlvr/Repo-v0", difficulty=3)
     env.reset(seed=0, options=PINNED)  # generates and caches the task
     base = env.unwrapped
@@ -91,8 +176,8 @@ def measure(args: argparse.Namespace) -> None:
     def reset() -> None:
         env.reset(seed=0, options=PINNED)
 
-    def command() -> None:
-        _, _, terminated, _, info = env.step(step)
+    def command(on: gym.Env = env) -> None:
+        _, _, terminated, _, info = on.step(step)
         assert not terminated and "[exit code 0]" in info["messages"][-1]["content"]
 
     def plain_command() -> None:
@@ -115,6 +200,9 @@ def measure(args: argparse.Namespace) -> None:
         "  its CPU time (pool + this process)": command_cpu,
         "  baseline: subprocess bash, no isolation": lambda: median_ms(plain_command, 25),
     }
+    old_name = f"  same, the library of {args.baseline}"
+    if old is not None:
+        modes[old_name] = old.round_trip
     docker = client = None
     if not args.no_docker:
         from rlvr.sandboxes.image import DEFAULT_IMAGE, docker_client
@@ -173,9 +261,14 @@ def measure(args: argparse.Namespace) -> None:
         f"\nworkspace create + teardown: {medians['workspace create + teardown']:.3f} ms "
         "(target <= 20 ms)"
     )
-    print(
-        f"command round trip: {medians['command round trip (local pool)']:.1f} ms (target <= 10 ms)"
-    )
+    round_trip = medians["command round trip (local pool)"]
+    print(f"command round trip: {round_trip:.1f} ms (target <= 10 ms)")
+    if old is not None:
+        before = medians[old_name]
+        print(
+            f"  with the library of {args.baseline}: {before:.1f} ms, "
+            f"{before / round_trip:.2f}x this one's time"
+        )
     if docker is not None:
         ratio = (
             medians["docker: fresh docker run per episode"]
@@ -261,6 +354,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--no-docker", action="store_true")
+    parser.add_argument(
+        "--baseline",
+        default="main",
+        help="git ref whose library runs the side-by-side command round trip ('' for none)",
+    )
     parser.add_argument("--soak", type=int, default=0, help="play this many episodes instead")
     parser.add_argument("--backend", default="local", help="the soak's sandbox backend")
     args = parser.parse_args()

@@ -169,6 +169,7 @@ class WorkerConnection:
         self.interrupted = False
         self.info: dict = {}
         self.runs = 0
+        self.owes_done = False  # a run returned its result before the zygote's `done` came
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -205,15 +206,41 @@ class WorkerConnection:
 
     def healthy(self) -> bool:
         """Alive as far as we can tell without a run (a vanished container shows up here)."""
+        self.settle()
         if self.alive and self.transport.is_closed():
             self.kill()
         return self.alive
+
+    def settle(self) -> None:
+        """Read the `done` frame the last run still owes (see `run`): a worker that does not
+        send it in time, or says it is not clean, is killed and so never runs again."""
+        if not self.owes_done:
+            return
+        if not self.alive:
+            self.owes_done = False
+            return
+        try:
+            frame = self._next_frame(CONTROL, time.monotonic() + HOST_GRACE)
+        except (TransportClosed, ProtocolError, FrameError):
+            frame = None
+        finally:
+            self.owes_done = False
+        if frame is None or frame[0].get("op") != "done":
+            interrupted = self.interrupted  # the pool is closing: nothing to report
+            self.kill()
+            if not interrupted:
+                logger.warning("%s sandbox: a worker did not end its run cleanly", self.backend)
+        elif not frame[0].get("clean", False) or self.readers[RESULT].buffer:
+            self.kill()  # leftovers: never reuse this worker
 
     # --- one run --------------------------------------------------------------------------------
 
     def run(self, request: ExecRequest) -> ExecResult:
         """Run `request`; any worker failure becomes a result and marks this worker dead, except
         a worker found dead before it took the run: that raises `WorkerLost`."""
+        self.settle()
+        if not self.alive:
+            raise WorkerLost("the sandbox worker did not end its last run cleanly")
         limits = request.limits
         header, blobs = request_to_wire(request)
         backstop = limits.wall_time + BACKSTOP_GRACE
@@ -242,6 +269,15 @@ class WorkerConnection:
                     raise ProtocolError(f"unexpected control message {frame[0]}")
                 else:
                     done = frame[0]
+                if done is None and taken and result is not None and self._complete(result):
+                    # The result is whole and the caller may have it now. The supervisor killed
+                    # the run's processes before writing it; the zygote's own sweep (and its
+                    # `done`) follows the supervisor's exit and is read before the worker's
+                    # next run, which the zygote takes only once that sweep is over.
+                    result_header, result_blobs = result
+                    finished = result_from_wire(result_header, result_blobs, self.backend)
+                    self.owes_done = True
+                    return finished
             return self._finish(result, done, limits)
         except TransportClosed:
             if self.interrupted:  # cancelled, or the pool is closing: not a failure to report
@@ -264,6 +300,11 @@ class WorkerConnection:
             return self._give_up(str(exc))
         except (ProtocolError, FrameError) as exc:
             return self._broken(f"protocol error: {exc}")
+
+    @staticmethod
+    def _complete(result: tuple[dict, list[bytes]]) -> bool:
+        """A result the program's run produced (not the supervisor's report of its own end)."""
+        return "internal_error" not in result[0]
 
     def _finish(self, result, done: dict, limits) -> ExecResult:
         if done.get("op") != "done":

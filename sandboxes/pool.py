@@ -290,6 +290,8 @@ class WorkerPool:
                 result, worker, start_error = self._run_warm(slot, job, worker, start_error)
             self._done(slot, job)
             job.future.set_result(dataclasses.replace(result, queued=queued))
+            if worker is not None:
+                worker.settle()  # the end of the run, after its caller has the result
             if worker is not None and not worker.alive:
                 self._forget(worker)
                 worker, start_error = self._start(slot)

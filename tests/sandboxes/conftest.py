@@ -7,6 +7,7 @@ Docker tests need a running engine: locally they skip without one, in CI they fa
 from __future__ import annotations
 
 import shutil
+import time
 
 import pytest
 
@@ -37,6 +38,15 @@ def docker_available() -> tuple[bool, str]:
     except (SandboxUnavailable, ImportError) as exc:
         return False, str(exc)
     return True, ""
+
+
+def settled(executor, timeout: float = 10.0) -> None:
+    """Wait until every worker of `executor` has ended its last run: a result comes back before
+    the worker's own sweep after it, which the pool then waits for."""
+    deadline = time.monotonic() + timeout
+    while any(worker.owes_done for worker in list(executor._pool._workers)):
+        assert time.monotonic() < deadline, "a worker never ended its run"
+        time.sleep(0.005)
 
 
 @pytest.fixture(scope="session")

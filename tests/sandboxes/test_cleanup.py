@@ -125,8 +125,9 @@ def test_nothing_survives_a_timeout(local_executor):
     result = local_executor.run(ExecRequest(code=code, limits=Limits(wall_time=0.5)))
     assert result.status.value == "timeout"
     backend = local_executor._pool.backend
-    # every worker is back to its two resident processes: bubblewrap and the zygote
-    assert wait_until(lambda: all(len(c.pids()) == 2 for c in backend.cgroups.values()), 5)
+    # every worker is back to its three resident processes: bubblewrap, the zygote and the
+    # supervisor it forked, after the run, for the next run
+    assert wait_until(lambda: all(len(c.pids()) == 3 for c in backend.cgroups.values()), 5)
 
 
 def test_cleaning_restores_the_roots_and_stops_at_its_deadline(tmp_path):

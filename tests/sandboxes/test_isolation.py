@@ -71,6 +71,53 @@ def test_reports_exit_codes_and_exceptions_as_program_failures(executor):
     assert missing.status is ProgramStatus.FAILED and missing.exit_code == 127
 
 
+# What a program's process starts with. A command is started with `posix_spawn` and Python code
+# from a fork of the supervisor: both must start the same, with the run's limits.
+PROCESS_FACTS = (
+    "import ctypes, os, resource\n"
+    "names = ['RLIMIT_CPU', 'RLIMIT_FSIZE', 'RLIMIT_NOFILE', 'RLIMIT_CORE', 'RLIMIT_MSGQUEUE']\n"
+    "limits = [(name, resource.getrlimit(getattr(resource, name))) for name in names]\n"
+    "mask = os.umask(0)\n"
+    "status = dict(line.split(':\\t') for line in open('/proc/self/status').read().splitlines())\n"
+    "print(limits, sorted(os.listdir('/proc/self/fd')), os.getcwd(), oct(mask),"
+    " open('/proc/self/oom_score_adj').read().strip(), os.getsid(0) == os.getpid(),"
+    " ctypes.CDLL(None).prctl(3, 0, 0, 0, 0), int(status['SigIgn'], 16) & 0x7FFFFFFF,"
+    " int(status['SigBlk'], 16), status['NoNewPrivs'])\n"
+)
+
+
+def test_a_command_starts_like_python_code_with_the_runs_limits(executor):
+    limits = Limits(wall_time=7, cpu_time=3, file_size=123 * 1024)
+    forked = run(executor, PROCESS_FACTS, limits=limits)
+    spawned = executor.run(ExecRequest(command=["python3", "-c", PROCESS_FACTS], limits=limits))
+    assert forked.ok and spawned.ok, (forked.stderr_text, spawned.stderr_text)
+    assert spawned.stdout_text == forked.stdout_text
+    facts = forked.stdout_text
+    assert "('RLIMIT_CPU', (3, 4))" in facts and "('RLIMIT_FSIZE', (125952, 125952))" in facts
+    assert "('RLIMIT_NOFILE', (1024, 1024))" in facts and "['0', '1', '2', '3']" in facts
+    assert "/tmp/work 0o22 1000 True 1 " in facts  # own session, dumpable, OOM's first choice
+
+
+def test_the_cpu_limit_holds_for_a_command_and_what_it_starts(executor):
+    script = "bash -c 'while :; do :; done'; echo after $?"
+    result = executor.run(
+        ExecRequest(command=["bash", "-c", script], limits=Limits(wall_time=20, cpu_time=1))
+    )
+    assert result.ok and result.stdout_text.startswith("after "), result.describe()
+    assert result.duration < 10  # RLIMIT_CPU ended the child, long before the wall clock
+
+
+def test_a_file_that_cannot_be_run_is_reported_as_before(executor):
+    # Found on PATH but not runnable (no #! line): the spawn fails and the forked path says why.
+    result = executor.run(
+        ExecRequest(command=["./script"], files={"script": "echo hi\n"}, executable=["script"])
+    )
+    assert result.status is ProgramStatus.FAILED and result.exit_code == 127
+    assert "cannot run './script': Exec format error" in result.stderr_text
+    elsewhere = executor.run(ExecRequest(command=["bash", "-c", "true"], env={"PATH": "/nowhere"}))
+    assert elsewhere.exit_code == 127 and "No such file" in elsewhere.stderr_text
+
+
 # --- the same sandbox for every run ---------------------------------------------------------------
 
 # What a program can read of its sandbox that a result could depend on: the hash seed (its own,

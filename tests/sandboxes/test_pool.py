@@ -14,12 +14,13 @@ import time
 
 import pytest
 
-from rlvr.sandboxes import ExecRequest, Executor, Limits, SandboxClosed, get_executor
+from rlvr.sandboxes import ExecRequest, Executor, Limits, ProgramStatus, SandboxClosed, get_executor
 from rlvr.sandboxes.connection import PipeTransport, TransportClosed
 from rlvr.sandboxes.errors import SandboxConfigError
 from rlvr.sandboxes.pool import POOLS
+from rlvr.sandboxes.types import MiB
 from rlvr.sandboxes.worker import encode_frame
-from tests.sandboxes.conftest import require_local_sandbox
+from tests.sandboxes.conftest import require_local_sandbox, settled
 
 
 @pytest.fixture(autouse=True)
@@ -164,11 +165,73 @@ def test_a_worker_killed_while_idle_never_fails_the_next_run(single):
     # bubblewrap has even exited: that worker never takes the run, so a fresh worker runs it.
     for _ in range(3):
         assert single.run(ExecRequest(code="print(1)")).ok
+        settled(single)
         (worker,) = single._pool._workers
         for pid in worker_pids(single) - {worker.transport.process.pid}:
             os.kill(pid, signal.SIGKILL)
         result = single.run(ExecRequest(code="print(2)"))
         assert result.ok and result.stdout_text == "2\n", result.describe()
+
+
+def test_a_supervisor_that_died_waiting_for_its_run_is_replaced_in_the_same_worker(single):
+    # Each run's supervisor is forked while the worker is idle; one killed meanwhile (the OOM
+    # killer, say) is replaced by the zygote at the run's start, without losing the worker.
+    assert single.run(ExecRequest(code="print(1)")).ok
+    settled(single)  # the run's supervisor is reaped; the zygote forks the next one
+    (worker,) = single._pool._workers
+    bwrap = worker.transport.process.pid
+    (zygote,) = [pid for pid in worker_pids(single) if parent_pid(pid) == bwrap]
+    assert wait_until(lambda: len(children(zygote)) == 1, 10)
+    (waiting,) = children(zygote)
+    os.kill(waiting, signal.SIGKILL)
+    result = single.run(ExecRequest(code="print(2)"))
+    assert result.ok and result.stdout_text == "2\n", result.describe()
+    assert single._pool._workers == {worker} and worker.alive
+
+
+def test_output_a_byte_at_a_time_costs_its_supervisor_little_cpu(single):
+    # A command's supervisor carries the command's CPU limit (the program inherits it from
+    # there), so a program must not be able to make it spend its CPU time: past a hundred
+    # wake-ups for a trickle of output, it reads at most once a millisecond.
+    settled(single)
+    (worker,) = single._pool._workers
+    bwrap = worker.transport.process.pid
+    (zygote,) = [pid for pid in worker_pids(single) if parent_pid(pid) == bwrap]
+    code = "import os\nwhile True:\n    os.write(1, b'x')\n"
+    before = reaped_cpu_seconds(zygote)
+    result = single.run(
+        ExecRequest(command=["python3", "-c", code], limits=Limits(wall_time=3, output=64 * MiB))
+    )
+    assert result.status is ProgramStatus.TIMEOUT and len(result.stdout) > 10_000
+    assert single.run(ExecRequest(command=["true"])).ok  # the zygote has reaped the supervisor
+    supervisor = reaped_cpu_seconds(zygote) - before - result.cpu_time
+    assert supervisor < 0.4, supervisor  # 0.13 s here; 0.74 s when it woke for every write
+
+
+def reaped_cpu_seconds(pid: int) -> float:
+    """CPU seconds of the reaped children of `pid` (cutime + cstime)."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rpartition(")")[2].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as handle:
+        return [int(child) for child in handle.read().split()]
+
+
+def wait_until(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def parent_pid(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as handle:
+        return int(handle.read().rpartition(")")[2].split()[1])
 
 
 def test_what_a_dying_worker_wrote_is_read_before_its_end():
