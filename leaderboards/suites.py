@@ -3,7 +3,8 @@
 A suite pins everything that decides a score, so two results of the same suite are comparable:
 env ids with their version, env kwargs, the held-out split, seeds, episodes, samples per task,
 pass@k, the sampling settings and the bootstrap settings of the confidence intervals. Built-in
-suites ship in `rlvr/leaderboards/suites/`; any other `.toml` file with the same keys works too.
+suites ship in their families' folders (`rlvr.builtin_envs`) and in `rlvr/leaderboards/suites/`
+(those across families); any other `.toml` file with the same keys works too.
 See docs/leaderboards.md for the format.
 """
 
@@ -22,6 +23,7 @@ from typing import Any
 import gymnasium as gym
 
 from rlvr.agents.policy import SamplingParams
+from rlvr.families import family_suites
 from rlvr.leaderboards.errors import SuiteError
 
 SUITE_KEYS = {
@@ -268,9 +270,11 @@ class Suite:
 
 
 def builtin_suite_names() -> list[str]:
-    """Names of the suites shipped with rlvr-gym."""
+    """Names of the suites shipped with rlvr-gym: the families' (`rlvr.builtin_envs`), and the
+    ones across families in `rlvr/leaderboards/suites/`."""
     folder = resources.files("rlvr.leaderboards") / "suites"
-    return sorted(item.name[:-5] for item in folder.iterdir() if item.name.endswith(".toml"))
+    shared = [item.name[:-5] for item in folder.iterdir() if item.name.endswith(".toml")]
+    return sorted({*shared, *family_suites()})
 
 
 def load_suite(name_or_path: str | Path) -> Suite:
@@ -290,7 +294,11 @@ def load_suite(name_or_path: str | Path) -> Suite:
 
 
 def _builtin_text(name: str) -> str:
-    return (resources.files("rlvr.leaderboards") / "suites" / f"{name}.toml").read_text("utf-8")
+    path = (
+        family_suites().get(name)
+        or resources.files("rlvr.leaderboards") / "suites" / f"{name}.toml"
+    )
+    return path.read_text("utf-8")
 
 
 def read_suite_file(path: str | Path, what: str = "suite file") -> str:

@@ -195,9 +195,16 @@ def test_unknown_builtin_suite_lists_the_choices() -> None:
 
 @pytest.mark.slow
 def test_wheel_ships_the_suite_files(built_wheel, repository) -> None:
+    from rlvr.builtin_envs import FAMILIES
+    from rlvr.families import family_suites
+
     names = set(zipfile.ZipFile(built_wheel.path).namelist())
+    suites = family_suites()
     for suite in builtin_suite_names():
-        assert f"rlvr/leaderboards/suites/{suite}.toml" in names
+        where = f"envs/{suites[suite].parent.name}/suite.toml" if suite in suites else None
+        assert f"rlvr/{where or f'leaderboards/suites/{suite}.toml'}" in names
+    for folder in FAMILIES:  # the descriptors that find the envs, suites and audits
+        assert f"rlvr/envs/{folder}/family.toml" in names
     suite_files = [name for name in repository.files if name.startswith("leaderboards/suites/")]
     assert "leaderboards/suites/arena/connect4.toml" in suite_files  # arena suites too
     for name in suite_files:
