@@ -280,7 +280,7 @@ def builtin_suite_names() -> list[str]:
 def load_suite(name_or_path: str | Path) -> Suite:
     """A built-in suite by name (`"math"`), or a suite file by path (`"my_suite.toml"`)."""
     path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
+    if path.suffix == ".toml" or path.is_file():  # a folder named like a suite is no suite
         if not path.is_file():
             raise SuiteError(f"{path}: no such suite file")
         return parse_suite(read_suite_file(path), source=str(path), base=path.parent)

@@ -216,3 +216,11 @@ def test_leaderboards_import_no_torch() -> None:
     code = "import sys, rlvr.leaderboards, rlvr.leaderboards.cli; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_folder_named_like_a_builtin_suite_does_not_hide_it(tmp_path, monkeypatch) -> None:
+    """A family's folder (`parity/`, CONTRIBUTING.md) in the working directory is no suite file:
+    the name still finds the built-in suite."""
+    (tmp_path / "math").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert load_suite("math").source == "builtin:math"
