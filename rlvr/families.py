@@ -22,6 +22,8 @@ from rlvr.builtin_envs import FAMILIES, EnvEntry, register_entries
 ENVS_FOLDER = Path(__file__).parent / "envs"
 """`rlvr.envs`'s folder (found by path, not imported: reading the registry imports no env)."""
 DESCRIPTOR = "family.toml"
+SHARED_SUITES = Path(__file__).parent / "leaderboards" / "suites"
+"""The suites across families (`all`, `demo`): a family's suite may not take their names."""
 
 
 @dataclass(frozen=True)
@@ -236,6 +238,7 @@ def register_family(folder: str | Path) -> Family:
     if any(other.folder.resolve() == family.folder.resolve() for other in families()):
         return family  # registering twice is harmless
     _check_distinct((*families(), family))
+    _check_unregistered(family)
     _registered.append(family)
     if "gymnasium" in sys.modules:  # else `import gymnasium` registers it with the built-in ones
         import gymnasium as gym
@@ -245,14 +248,30 @@ def register_family(folder: str | Path) -> Family:
 
 
 def _check_distinct(all_families: Iterable[Family]) -> None:
-    """Every env id, family name and suite name belongs to exactly one family."""
+    """Every env id, family name and suite name belongs to exactly one family (a family's suite
+    is named after it, so its name is no suite's across families either)."""
     owner: dict[str, Path] = {}
     for family in all_families:
         path = family.folder / DESCRIPTOR
+        shared = SHARED_SUITES / f"{family.name}.toml"
+        if family.suite is not None and shared.is_file():
+            raise FamilyError(f"{path}: name {family.name!r} is the suite {shared}; rename it")
         for key in (f"name {family.name!r}", *family.env_ids):
             if key in owner:
                 raise FamilyError(f"{path}: {key} is already taken by {owner[key]}; rename it")
             owner[key] = path
+
+
+def _check_unregistered(family: Family) -> None:
+    """A family's ids are its own: an id something else registered with Gymnasium
+    (`register_task_env`, `gym.register`) is not silently kept in its place."""
+    gym = sys.modules.get("gymnasium")
+    taken = [env_id for env_id in family.env_ids if gym is not None and env_id in gym.registry]
+    if taken:
+        raise FamilyError(
+            f"{family.folder / DESCRIPTOR}: envs: {taken} already registered with Gymnasium; "
+            "give the family's envs new ids (or versions)"
+        )
 
 
 def family_suites() -> dict[str, Path]:

@@ -137,3 +137,25 @@ def test_a_registered_family_cannot_take_an_id_or_name_already_taken(tmp_path):
     with pytest.raises(FamilyError, match=r"name 'sql' is already taken"):
         register_family(family_folder(tmp_path, GOOD.replace('"coin"', '"sql"', 1)))
     assert family_of("demo/Coin-v0") is None  # nothing half-registered
+
+
+def test_a_registered_family_cannot_take_a_shared_suite_name(tmp_path):
+    with pytest.raises(FamilyError, match=r"name 'all' is the suite .*all.toml; rename it"):
+        register_family(family_folder(tmp_path, GOOD.replace('"coin"', '"all"', 1)))
+    assert load_suite("all").name == "all"
+
+
+def test_a_registered_family_cannot_take_an_id_registered_another_way(tmp_path):
+    from rlvr.envs import register_task_env
+    from rlvr.envs.registration import _USER_ENV_IDS
+
+    register_task_env("demo/Taken-v0", [{"prompt": "p", "answer": "a"}], lambda reply, task: True)
+    try:
+        descriptor = GOOD.replace("demo/Coin-v0", "demo/Taken-v0")
+        with pytest.raises(FamilyError, match=r"\['demo/Taken-v0'\] already registered"):
+            register_family(family_folder(tmp_path, descriptor))
+        assert gym.spec("demo/Taken-v0").entry_point == "rlvr.envs.verifiable:VerifiableEnv"
+        assert family_of("demo/Taken-v0") is None
+    finally:  # the process's registry is shared with the other tests
+        del gym.registry["demo/Taken-v0"]
+        _USER_ENV_IDS.remove("demo/Taken-v0")
