@@ -159,3 +159,15 @@ def test_a_registered_family_cannot_take_an_id_registered_another_way(tmp_path):
     finally:  # the process's registry is shared with the other tests
         del gym.registry["demo/Taken-v0"]
         _USER_ENV_IDS.remove("demo/Taken-v0")
+
+
+def test_the_audits_moved_into_their_families_keep_their_old_import_paths():
+    import importlib
+
+    moved = {"math": "rlvr/Math-v0", "sql": "rlvr/SQL-v0", "code": "rlvr/Code-v0"}
+    for family, env_id in moved.items():
+        target = load_family(ENVS_FOLDER / family).audits[env_id]
+        module, _, name = target.partition(":")
+        assert module == f"rlvr.envs.{family}.audit"
+        old = importlib.import_module(f"rlvr.envs.audit.{family}")
+        assert getattr(old, name) is auditors()[env_id]

@@ -20,7 +20,7 @@ LARGE_SOURCE = 100_000
 
 
 class Auditor(Protocol):
-    """Writes the probes for one env id (see `math.py`, `code.py`, `sql.py`)."""
+    """Writes the probes for one env id (each family's audit.py: `rlvr.envs.math.audit`, ...)."""
 
     env_id: str
     datasets: str  # what `open` accepts, for error messages and --help
