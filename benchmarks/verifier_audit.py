@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 
 from rlvr.envs.audit import AuditReport, Rate, record_rates, run_audit
-from rlvr.envs.audit.math import MathAudit
+from rlvr.envs.math.audit import MathAudit
 
 
 def audits(gsm8k: str | None, quick: bool) -> list[tuple[str, str, int | None]]:

@@ -17,7 +17,12 @@ from rlvr.envs.errors import (
     ResetNeeded,
 )
 from rlvr.envs.judge import Judge, TaskJudge
-from rlvr.envs.registration import register_builtin_envs, register_task_env, rlvr_env_ids
+from rlvr.envs.registration import (
+    register_builtin_envs,
+    register_family,
+    register_task_env,
+    rlvr_env_ids,
+)
 from rlvr.envs.spaces import TextSpace
 from rlvr.envs.tasks import (
     ListSource,
@@ -60,6 +65,7 @@ __all__ = [
     "load_hf_dataset",
     "load_jsonl",
     "register_builtin_envs",
+    "register_family",
     "register_task_env",
     "rlvr_env_ids",
     "split_of",

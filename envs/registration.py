@@ -1,8 +1,9 @@
 """Registering environments with Gymnasium's registry.
 
-Built-in environments are listed in `rlvr.builtin_envs` (standard library only, so that
-`import rlvr` can register them without importing anything of rlvr.envs); `register_task_env`
-registers an env of your own.
+Built-in environments are listed by their families' descriptors, found through the registry
+`rlvr.builtin_envs.FAMILIES` (standard library only, so that `import rlvr` can register them
+without importing anything of rlvr.envs); `register_family` adds a family of your own, and
+`register_task_env` registers one env of your own in one call.
 """
 
 from __future__ import annotations
@@ -22,10 +23,17 @@ from rlvr.builtin_envs import (  # noqa: F401 (re-exported: the table's former h
     multiagent_env_ids,
     register_builtin_envs,
     rlvr_env_ids,
-    self_correct_entries,
 )
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.tasks import TaskSource, as_source
+from rlvr.families import (  # noqa: F401 (re-exported: rlvr.envs.register_family)
+    Family,
+    FamilyError,
+    families,
+    load_family,
+    register_family,
+    self_correct_entries,
+)
 from rlvr.verifiers.function import VerifyFunction
 from rlvr.verifiers.types import Task, Verifier
 

@@ -3,7 +3,8 @@
 A suite pins everything that decides a score, so two results of the same suite are comparable:
 env ids with their version, env kwargs, the held-out split, seeds, episodes, samples per task,
 pass@k, the sampling settings and the bootstrap settings of the confidence intervals. Built-in
-suites ship in `rlvr/leaderboards/suites/`; any other `.toml` file with the same keys works too.
+suites ship in their families' folders (`rlvr.builtin_envs`) and in `rlvr/leaderboards/suites/`
+(those across families); any other `.toml` file with the same keys works too.
 See docs/leaderboards.md for the format.
 """
 
@@ -24,6 +25,7 @@ import gymnasium as gym
 from rlvr.agents.policy import SamplingParams
 from rlvr.config import ConfigError, Range, build, check_numbers, read_text_file
 from rlvr.config import parse_toml as config_toml
+from rlvr.families import family_suites
 from rlvr.leaderboards.errors import SuiteError
 
 MAX_RESAMPLES = 100_000
@@ -294,15 +296,17 @@ class SuiteFile:
 
 
 def builtin_suite_names() -> list[str]:
-    """Names of the suites shipped with rlvr-gym."""
+    """Names of the suites shipped with rlvr-gym: the families' (`rlvr.builtin_envs`), and the
+    ones across families in `rlvr/leaderboards/suites/`."""
     folder = resources.files("rlvr.leaderboards") / "suites"
-    return sorted(item.name[:-5] for item in folder.iterdir() if item.name.endswith(".toml"))
+    shared = [item.name[:-5] for item in folder.iterdir() if item.name.endswith(".toml")]
+    return sorted({*shared, *family_suites()})
 
 
 def load_suite(name_or_path: str | Path) -> Suite:
     """A built-in suite by name (`"math"`), or a suite file by path (`"my_suite.toml"`)."""
     path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
+    if path.suffix == ".toml" or path.is_file():  # a folder named like a suite is no suite
         if not path.is_file():
             raise SuiteError(f"{path}: no such suite file")
         return parse_suite(read_suite_file(path), source=str(path), base=path.parent)
@@ -316,7 +320,11 @@ def load_suite(name_or_path: str | Path) -> Suite:
 
 
 def _builtin_text(name: str) -> str:
-    return (resources.files("rlvr.leaderboards") / "suites" / f"{name}.toml").read_text("utf-8")
+    path = (
+        family_suites().get(name)
+        or resources.files("rlvr.leaderboards") / "suites" / f"{name}.toml"
+    )
+    return path.read_text("utf-8")
 
 
 def read_suite_file(path: str | Path, what: str = "suite file") -> str:

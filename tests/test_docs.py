@@ -3,6 +3,9 @@
 - Every ```python block runs. The blocks of one page run in order in one fresh interpreter (a
   page is read top to bottom, so a block may use what an earlier one defined), in an empty
   temporary directory, under a time limit. A failure's traceback names the page and its line.
+- A block right after `<!-- docs-test: file PATH -->` is a file the reader writes: it is written
+  to PATH (relative) in the page's temporary directory before the page's python blocks run, and
+  is not run itself (CONTRIBUTING.md's "Adding a family" shows a family's files this way).
 - A block right after `<!-- docs-test: skip (reason) -->` does not run (it needs a hub model, a
   remote server, minutes of training); its imports still do, so a renamed API still fails.
   `EXPECTED_SKIPS` counts the skips per page, so a new one is added on purpose, never silently.
@@ -58,6 +61,7 @@ PAGE_TIME_LIMIT = 300  # seconds for all the blocks of one page
 _FENCE = re.compile(r"^(`{3,})([\w-]*)\s*$")
 _DIRECTIVE = re.compile(r"^<!--\s*docs-test:\s*(.*?)\s*-->$")
 _SKIP = re.compile(r"^skip \((.+)\)$")
+_FILE = re.compile(r"^file ([\w.-]+(?:/[\w.-]+)*)$")
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")  # links and images
 _REPO_PATH = re.compile(r"`((\.?[\w-]+)/(?:[\w-]+/)*[\w.-]+\.(?:py|toml|sh|md))`")
 
@@ -69,6 +73,7 @@ class Block:
     language: str
     source: str
     skip: str | None  # the reason, when a docs-test skip marker precedes the block
+    file: str | None = None  # the path it is written to, when a docs-test file marker precedes it
 
 
 def blocks(page: str) -> list[Block]:
@@ -84,33 +89,28 @@ def blocks(page: str) -> list[Block]:
             end += 1
         if end == len(lines):
             raise AssertionError(f"{page}:{index + 1}: code fence never closed")
-        found.append(
-            Block(
-                page,
-                index + 2,
-                fence.group(2),
-                "\n".join(lines[index + 1 : end]),
-                _skip_reason(page, lines, index),
-            )
-        )
+        skip, file = _directive(page, lines, index)
+        source = "\n".join(lines[index + 1 : end])
+        found.append(Block(page, index + 2, fence.group(2), source, skip, file))
         index = end + 1
     return found
 
 
-def _skip_reason(page: str, lines: list[str], fence_index: int) -> str | None:
+def _directive(page: str, lines: list[str], fence_index: int) -> tuple[str | None, str | None]:
+    """(skip reason, file path) of the docs-test directive right above a block, if any."""
     previous = fence_index - 1
     while previous >= 0 and not lines[previous].strip():
         previous -= 1
     directive = _DIRECTIVE.match(lines[previous].strip()) if previous >= 0 else None
     if directive is None:
-        return None
-    skip = _SKIP.match(directive.group(1))
-    if skip is None:
+        return None, None
+    skip, file = _SKIP.match(directive.group(1)), _FILE.match(directive.group(1))
+    if skip is None and (file is None or ".." in file.group(1).split("/")):
         raise AssertionError(
-            f"{page}:{previous + 1}: unknown directive {directive.group(1)!r}; "
-            "the one directive is `<!-- docs-test: skip (reason) -->`"
+            f"{page}:{previous + 1}: unknown directive {directive.group(1)!r}; the directives "
+            "are `<!-- docs-test: skip (reason) -->` and `<!-- docs-test: file relative/path -->`"
         )
-    return skip.group(1)
+    return (skip.group(1), None) if skip else (None, file.group(1) if file else None)
 
 
 def all_blocks() -> Iterator[Block]:
@@ -170,7 +170,19 @@ PAGE_SETUP: dict[str, Callable[[Path], None]] = {
 
 
 def _python_blocks(page: str) -> list[Block]:
-    return [block for block in blocks(page) if block.language == "python"]
+    return [block for block in blocks(page) if block.language == "python" and block.file is None]
+
+
+def write_files(page: str, folder: Path) -> list[Path]:
+    """Write the page's file blocks (`<!-- docs-test: file PATH -->`) under `folder`."""
+    written = []
+    for block in blocks(page):
+        if block.file is not None:
+            path = folder / block.file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(block.source + "\n", encoding="utf-8")
+            written.append(path)
+    return written
 
 
 @pytest.mark.parametrize("page", [page for page in PAGES if _python_blocks(page)])
@@ -178,6 +190,7 @@ def test_python_blocks_run(page, tmp_path):
     python = _python_blocks(page)
     if page in PAGE_SETUP:
         PAGE_SETUP[page](tmp_path)
+    write_files(page, tmp_path)
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",  # a block that reaches for the hub fails at once
@@ -278,6 +291,8 @@ def test_toml_blocks_are_valid_suites_or_train_configs(tmp_path):
     from rlvr.leaderboards import load_suite
 
     for number, block in enumerate(b for b in all_blocks() if b.language == "toml"):
+        if block.file is not None and Path(block.file).name == "family.toml":
+            continue  # a family's descriptor: the page's walk-through registers it
         path = tmp_path / f"block{number}.toml"
         path.write_text(block.source, encoding="utf-8")
         if "model" in parse_toml(block.source, f"{block.page}:{block.line}"):

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from rlvr.config import Seed, flag_type
+from rlvr.families import family_audits
 
 
 def add_commands(subparsers: Any) -> None:
@@ -18,7 +19,9 @@ def add_commands(subparsers: Any) -> None:
         help="measure how often an env's verifier scores right answers 0 or wrong answers 1",
         description=__doc__,
     )
-    audit.add_argument("env_id", help="rlvr/Math-v0, rlvr/Code-v0 or rlvr/SQL-v0")
+    audit.add_argument(
+        "env_id", help=f"an audited env: {', '.join(family_audits())} (their families' audits)"
+    )
     audit.add_argument(
         "--dataset",
         required=True,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -11,6 +12,7 @@ import numpy as np
 
 from rlvr.envs.audit.report import AuditReport, Disagreement, Probe
 from rlvr.envs.errors import EnvConfigError
+from rlvr.families import family_audits
 from rlvr.verifiers.types import Task
 
 LARGE_SOURCE = 100_000
@@ -18,7 +20,7 @@ LARGE_SOURCE = 100_000
 
 
 class Auditor(Protocol):
-    """Writes the probes for one env id (see `math.py`, `code.py`, `sql.py`)."""
+    """Writes the probes for one env id (each family's audit.py: `rlvr.envs.math.audit`, ...)."""
 
     env_id: str
     datasets: str  # what `open` accepts, for error messages and --help
@@ -29,12 +31,15 @@ class Auditor(Protocol):
 
 
 def auditors() -> dict[str, Callable[[], Auditor]]:
-    """Env id -> auditor factory (imports are deferred: code and SQL bring their own machinery)."""
-    from rlvr.envs.audit.code import CodeAudit
-    from rlvr.envs.audit.math import MathAudit
-    from rlvr.envs.audit.sql import SQLAudit
+    """Env id -> auditor factory, for every env whose family's descriptor names an audit
+    (`rlvr.builtin_envs.family_audits`; importing an auditor is deferred to this call: code and
+    SQL bring their own machinery)."""
+    return {env_id: _resolve(target) for env_id, target in family_audits().items()}
 
-    return {factory.env_id: factory for factory in (MathAudit, CodeAudit, SQLAudit)}
+
+def _resolve(target: str) -> Callable[[], Auditor]:
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 def auditor_for(env_id: str) -> Auditor:

@@ -9,15 +9,15 @@ import pytest
 
 from rlvr.cli import main
 from rlvr.envs.audit import Rate, load_rates, record_rates, run_audit, wilson_interval
-from rlvr.envs.audit.code import (
+from rlvr.envs.audit.rates import RATES_FILE
+from rlvr.envs.code import load_humaneval
+from rlvr.envs.code.audit import (
     MUTANT,
     PERTURBED,
     entry_function_alone,
     off_by_one_mutants,
     parse_verdicts,
 )
-from rlvr.envs.audit.rates import RATES_FILE
-from rlvr.envs.code import load_humaneval
 from rlvr.envs.errors import DatasetError, EnvConfigError
 from rlvr.leaderboards.audited import audit_lines
 from rlvr.sandboxes import ExecResult, ProgramStatus, get_executor

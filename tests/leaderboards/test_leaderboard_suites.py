@@ -202,9 +202,16 @@ def test_unknown_builtin_suite_lists_the_choices() -> None:
 
 @pytest.mark.slow
 def test_wheel_ships_the_suite_files(built_wheel, repository) -> None:
+    from rlvr.builtin_envs import FAMILIES
+    from rlvr.families import family_suites
+
     names = set(zipfile.ZipFile(built_wheel.path).namelist())
+    suites = family_suites()
     for suite in builtin_suite_names():
-        assert f"rlvr/leaderboards/suites/{suite}.toml" in names
+        where = f"envs/{suites[suite].parent.name}/suite.toml" if suite in suites else None
+        assert f"rlvr/{where or f'leaderboards/suites/{suite}.toml'}" in names
+    for folder in FAMILIES:  # the descriptors that find the envs, suites and audits
+        assert f"rlvr/envs/{folder}/family.toml" in names
     suite_files = [name for name in repository.files if name.startswith("leaderboards/suites/")]
     assert "leaderboards/suites/arena/connect4.toml" in suite_files  # arena suites too
     for name in suite_files:
@@ -281,3 +288,11 @@ def test_a_stored_suite_without_a_description_still_reads() -> None:
     data = suite.to_dict()
     del data["description"]
     assert Suite.from_dict(data, suite.source) == replace(suite, description="")
+
+
+def test_a_folder_named_like_a_builtin_suite_does_not_hide_it(tmp_path, monkeypatch) -> None:
+    """A family's folder (`parity/`, CONTRIBUTING.md) in the working directory is no suite file:
+    the name still finds the built-in suite."""
+    (tmp_path / "math").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert load_suite("math").source == "builtin:math"

@@ -8,7 +8,7 @@ different exception; one that never does is equivalent as far as the tests can s
 a wrong answer the verifier could catch.
 
 It runs a dataset's own reference and tests (any dataset: untrusted code) and our mutants of the
-reference, so `rlvr.envs.audit.code.differences` runs it in the env's sandbox, and it keeps to
+reference, so `rlvr.envs.code.audit.differences` runs it in the env's sandbox, and it keeps to
 the standard library (the sandbox's Python is the system's, not our venv) plus the code
 harness's value codec, sent beside it. Its job is plain data: the code as text and `cases`
 arguments encoded by `encode_value`. Its one output is `{"calls": int, "verdicts": [str, ...]}`
