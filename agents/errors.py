@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from rlvr.core.errors import RlvrError
 
-class AgentError(Exception):
+
+class AgentError(RlvrError):
     """Base class of every exception raised by `rlvr.agents`."""
 
 

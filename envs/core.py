@@ -13,55 +13,38 @@ bookkeeping every text environment needs:
 - order checks (no `step` before `reset` or after the episode ended) and action validation.
 
 Every call returns fresh `info` objects (Gymnasium's checker verifies this) and never timings,
-so seeded episodes compare equal.
+so seeded episodes compare equal. `Start` and `Outcome`, what an interaction hands the env, are
+data of the ground layer (`rlvr.core.episode`), exported here too.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
 
+from rlvr.core.episode import Outcome, Start
 from rlvr.envs.errors import ArgumentTypeError, EnvConfigError, NotTextError, ResetNeeded
 from rlvr.envs.options import CheckedArguments
 from rlvr.envs.spaces import TextSpace
-from rlvr.verifiers.types import Task, Verdict
+from rlvr.verifiers.types import Task
 
 if TYPE_CHECKING:
     from rlvr.envs.interactions import Interaction
     from rlvr.envs.judge import Judge
 
+__all__ = [
+    "Message",
+    "Outcome",
+    "Start",
+    "TextEnv",
+    "check_options",
+    "format_conversation",
+    "require_text",
+]
+
 Message = dict[str, Any]
-
-
-@dataclass
-class Start:
-    """How an episode begins: the first user message and what goes into `info`."""
-
-    prompt: str
-    task_id: str
-    info: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Outcome:
-    """How the environment answers one reply.
-
-    `reward` is the total of `rewards` when several named terms exist. When `infra_error` is set
-    the reply could not be judged; the reward is then 0.0 only because Gymnasium needs a number,
-    and trainers must drop the sample (`info["infra_error"]` is True).
-    """
-
-    feedback: str
-    reward: float
-    terminated: bool
-    verdict: Verdict | None = None
-    rewards: dict[str, float] | None = None
-    infra_error: bool = False
-    role: str = "user"
-    info: dict[str, Any] = field(default_factory=dict)
 
 
 class TextEnv(CheckedArguments, gym.Env[str, str]):

@@ -1,7 +1,9 @@
 """Exceptions of `rlvr.envs`. A wrong reply is never an exception: it scores 0."""
 
+from rlvr.core.errors import RlvrError
 
-class EnvError(Exception):
+
+class EnvError(RlvrError):
     """Base class of every exception raised by `rlvr.envs`."""
 
 

@@ -1,7 +1,9 @@
 """Exceptions of `rlvr.integrations`."""
 
+from rlvr.core.errors import RlvrError
 
-class IntegrationError(Exception):
+
+class IntegrationError(RlvrError):
     """Base class of every exception raised by `rlvr.integrations`."""
 
 

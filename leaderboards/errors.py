@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from rlvr.core.errors import RlvrError
 
-class LeaderboardError(Exception):
+
+class LeaderboardError(RlvrError):
     """Base class of every leaderboard error."""
 
 

@@ -6,8 +6,10 @@ result's `sandbox_status` is `error`. These exceptions are for misuse (bad reque
 and for a sandbox that cannot be set up at all on this machine.
 """
 
+from rlvr.core.errors import RlvrError
 
-class SandboxError(Exception):
+
+class SandboxError(RlvrError):
     """Base class of every exception raised by `rlvr.sandboxes`."""
 
 

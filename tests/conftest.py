@@ -109,6 +109,7 @@ QUICK = (
     "tests/test_cli.py",
     "tests/test_config.py",
     "tests/test_families.py",
+    "tests/test_core.py",
     "tests/test_layers.py::test_the_project_keeps_every_import_contract",
     "tests/test_docs.py::test_rlvr_command_lines_parse",
     "tests/test_docs.py::test_relative_links_resolve",

@@ -1,5 +1,6 @@
-"""The import contracts ([tool.importlinter] in pyproject.toml: the layers, the envs without torch,
-the leaderboards on the agents' protocol layer) hold, and `.ci/lint_imports.py`, which CI runs,
+"""The import contracts ([tool.importlinter] in pyproject.toml: the layers, the ground package
+rlvr.core on nothing else of rlvr, the envs without torch, the leaderboards on the agents'
+protocol layer) hold, and `.ci/lint_imports.py`, which CI runs,
 fails when one is broken.
 
 Each test checks a copy of the project's files (a test writes only under its tmp_path), into
@@ -42,7 +43,7 @@ def lint_imports(checkout: Path) -> subprocess.CompletedProcess[str]:
 def test_the_project_keeps_every_import_contract(checkout):
     result = lint_imports(checkout)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 3 kept, 0 broken." in result.stdout, result.stdout
+    assert "Contracts: 4 kept, 0 broken." in result.stdout, result.stdout
     analyzed = int(result.stdout.split("Analyzed ")[1].split(" files")[0])
     assert analyzed > 250  # the whole tree: every linked folder was followed
 
@@ -62,6 +63,42 @@ def test_a_root_module_outside_every_layer_fails_the_check(checkout):
     result = lint_imports(checkout)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "rlvr.unplaced" in result.stdout, result.stdout  # exhaustive: every module is placed
+
+
+@pytest.mark.parametrize(
+    ("probe", "chain"),
+    [
+        # an import of the layer just above, inside a function
+        (
+            "def probe():\n    from rlvr.sandboxes import errors\n\n    return errors\n",
+            "rlvr.sandboxes.errors (l.2)",
+        ),
+        # a sibling of the ground (the layers contract lets ground modules import each other)
+        ("from rlvr.config import ConfigError\n", "rlvr.config (l.1)"),
+        # the root package, whose __init__ imports rlvr.builtin_envs
+        ("import rlvr\n", "rlvr (l.1)"),
+    ],
+)
+def test_the_ground_package_importing_any_other_rlvr_module_fails_the_check(checkout, probe, chain):
+    (checkout / "rlvr" / "core" / "_ground_probe.py").write_text(probe)
+    result = lint_imports(checkout)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "The ground package rlvr.core imports nothing of rlvr outside itself BROKEN" in (
+        " ".join(result.stdout.split())  # the report wraps long contract names
+    )
+    assert "rlvr.core is not allowed to import" in result.stdout, result.stdout
+    assert f"rlvr.core._ground_probe -> {chain}" in result.stdout, result.stdout
+
+
+def test_the_ground_contract_forbids_every_other_module_of_the_root_package():
+    # a module added to the root package must be added to the contract's forbidden list too
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    ground = next(c for c in contracts["contracts"] if c["id"] == "core-imports-nothing")
+    assert ground["source_modules"] == ["rlvr.core"]
+    root = ROOT / "rlvr"
+    modules = {p.stem for p in root.glob("*.py") if p.stem != "__init__"}
+    modules |= {p.name for p in root.iterdir() if (p / "__init__.py").is_file()}
+    assert {f"rlvr.{m}" for m in modules - {"core"}} == set(ground["forbidden_modules"])
 
 
 def test_torch_in_the_envs_fails_the_check_even_through_another_module(checkout):

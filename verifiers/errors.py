@@ -1,17 +1,15 @@
 """Exceptions of `rlvr.verifiers`.
 
 A wrong answer is never an exception: it is a `Verdict`. These are for misuse (a bad config, a
-task without the fields a verifier needs) and for failures of our own machinery.
+task without the fields a verifier needs) and for failures of our own machinery. `VerifierError`
+and `TaskFormatError` are defined in the ground layer (`rlvr.core.errors`), beside the `Task`
+that raises the latter; this module exports the same classes.
 """
 
+from rlvr.core.errors import TaskFormatError, VerifierError
 
-class VerifierError(Exception):
-    """Base class of every exception raised by `rlvr.verifiers`."""
+__all__ = ["TaskFormatError", "VerifierConfigError", "VerifierError"]
 
 
 class VerifierConfigError(VerifierError, ValueError):
     """A verifier was configured or called with arguments that cannot work."""
-
-
-class TaskFormatError(VerifierError, ValueError):
-    """A task (or a dataset row) lacks a field or has one of the wrong type."""

@@ -12,6 +12,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
+from rlvr.core.errors import RlvrError
 from rlvr.core.fields import (
     _cache,
     _init_fields,
@@ -28,7 +29,7 @@ EACH = "*"
 """Path part for every element of a list of dataclasses (`--envs.kwargs` sets each env's)."""
 
 
-class ConfigError(ValueError):
+class ConfigError(RlvrError, ValueError):
     """A config file, key or flag value that cannot be used; the message names where and why."""
 
 

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rlvr.core.errors import RlvrError
+
 MAX_DEPTH = 100
 """Deepest nesting of arrays and objects accepted: task rows, metrics and results are shallow;
 far deeper input is either broken or meant to exhaust the stack of whoever reads it."""
@@ -25,7 +27,7 @@ far deeper input is either broken or meant to exhaust the stack of whoever reads
 _BOM = b"\xef\xbb\xbf"
 
 
-class JSONReadError(ValueError):
+class JSONReadError(RlvrError, ValueError):
     """A file that cannot be read, or text that is not the JSON it should be; the message says
     what is wrong and where within the text (the caller names the file and line)."""
 

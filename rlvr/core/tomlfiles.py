@@ -13,10 +13,11 @@ from __future__ import annotations
 import tomllib
 from typing import Any
 
+from rlvr.core.errors import RlvrError
 from rlvr.core.jsonfiles import MAX_DEPTH, depth_exceeds
 
 
-class TOMLReadError(ValueError):
+class TOMLReadError(RlvrError, ValueError):
     """Text that is not the TOML it should be; the message says what is wrong."""
 
 
