@@ -21,7 +21,8 @@
 Their former homes (`rlvr.verifiers.types`, `rlvr.verifiers.errors`, `rlvr.envs.core`,
 `rlvr._shared`) export the same objects. Beside this package, the ground holds the root
 package's small modules `rlvr._shared` (that former name), `rlvr._import_hook`,
-`rlvr.builtin_envs` (the table of env ids) and `rlvr.config` (the typed config and flag reading).
+`rlvr.builtin_envs` (the registry of families), `rlvr.families` (reading their descriptors)
+and `rlvr.config` (the typed config and flag reading).
 This package imports nothing of rlvr outside itself (the import contract `core-imports-nothing`
 in pyproject.toml) and nothing outside the standard library (numpy and Gymnasium for type
 checkers alone). The layers above, in order, and the contract that enforces them:
