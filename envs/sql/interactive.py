@@ -10,7 +10,7 @@ from rlvr.envs.core import Outcome, Start, TextEnv
 from rlvr.envs.interactions import Interaction
 from rlvr.envs.options import declare
 from rlvr.envs.sql import ARGUMENTS, SQLJudge
-from rlvr.envs.sqltasks.generate import SQLTasks
+from rlvr.envs.sql.tasks.generate import SQLTasks
 from rlvr.verifiers.sql import (
     BackendError,
     QueryError,

@@ -6,7 +6,7 @@ values. Levels: 1 (one idea, a few lines), 2 (a small algorithm or careful parsi
 programming, graphs, search). Expected values are compared with exact types: a function that
 must return an int fails if it returns 5.0 or True.
 
-The tasks are data, in TOML files shipped with the package (`envs/code_data/level1.toml` to
+The tasks are data, in TOML files shipped with the package (`envs/code/data/level1.toml` to
 `level3.toml`), one `[[tasks]]` table each; the format is in docs/code.md#built-in-tasks.
 `read_problems` reads such a file and checks every record (`DatasetError` naming the file, the
 task and the field), so `load_code_tasks(path)` serves files of your own as well. The built-in
@@ -37,7 +37,7 @@ from rlvr.verifiers.types import Task, TaskFormatError
 FAMILY = "code"
 SOURCE = "rlvr-builtin"
 BUILTIN_FILES = ("level1.toml", "level2.toml", "level3.toml")
-"""The built-in task files (in `rlvr.envs`'s folder `code_data`), in the order of the tasks."""
+"""The built-in task files (in `rlvr.envs.code`'s folder `data`), in the order of the tasks."""
 FIELDS = ("name", "difficulty", "signature", "description", "reference", "cases")
 """The keys of a task's table, every one required."""
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -92,7 +92,7 @@ def _tasks(
 
 @functools.cache
 def _builtin_problems() -> tuple[CodeProblem, ...]:
-    folder = resources.files("rlvr.envs") / "code_data"
+    folder = resources.files("rlvr.envs.code") / "data"
     return tuple(read_problems(*(Path(str(folder / name)) for name in BUILTIN_FILES)))
 
 
