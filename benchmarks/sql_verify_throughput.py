@@ -19,7 +19,7 @@ import os
 import statistics
 import time
 
-from rlvr.envs.sqltasks import procedural_tasks
+from rlvr.envs.sql.tasks import procedural_tasks
 from rlvr.verifiers.sql import SQLVerifier, SQLVerifierConfig, make_backend
 
 

@@ -47,24 +47,42 @@ def entry_point_summary(entry: Any) -> str:
 
 
 MULTIAGENT_MARK = "[multi-agent]"
+NO_FAMILY = "not in a family"
 
 
 def list_envs(args: argparse.Namespace) -> int:
-    """Single-agent ids (gym.make) with their card summary, then multi-agent ids
-    (rlvr.envs.multiagent.make), marked as such."""
+    """The ids grouped by family (a header line each, from the descriptors), each with its card
+    summary; multi-agent ids (rlvr.envs.multiagent.make) are marked as such. Ids no family owns
+    (registered by your code, or Gymnasium's own with --all) come last."""
     import rlvr  # noqa: F401  (registers the environments)
     from rlvr.envs.multiagent import registry as multiagent_registry
     from rlvr.envs.registration import user_env_ids
+    from rlvr.families import families
 
     ours = {*(i for i in gym.registry if gym.registry[i].namespace == "rlvr"), *user_env_ids()}
-    ids = sorted(gym.registry if args.all else ours)
-    width = max((len(env_id) for env_id in [*ids, *multiagent_registry]), default=0)
-    for env_id in ids:
-        print(f"{env_id:<{width}}  {card_summary(env_id)}")
-    for env_id in sorted(multiagent_registry):
-        summary = entry_point_summary(multiagent_registry[env_id].entry_point)
-        print(f"{env_id:<{width}}  {MULTIAGENT_MARK} {summary}")
+    listed = {*(gym.registry if args.all else ours), *multiagent_registry}
+    width = max((len(env_id) for env_id in listed), default=0)
+    groups = [(_family_header(f.name, f.docs), f.env_ids) for f in families()]
+    owned = {env_id for _, ids in groups for env_id in ids}
+    groups.append((NO_FAMILY, sorted(listed - owned)))
+    first = True
+    for header, ids in groups:
+        shown = [env_id for env_id in ids if env_id in listed]
+        if not shown:
+            continue
+        print(("" if first else "\n") + header)
+        first = False
+        for env_id in shown:
+            if env_id in multiagent_registry:
+                summary = entry_point_summary(multiagent_registry[env_id].entry_point)
+                print(f"{env_id:<{width}}  {MULTIAGENT_MARK} {summary}")
+            else:
+                print(f"{env_id:<{width}}  {card_summary(env_id)}")
     return 0
+
+
+def _family_header(name: str, docs: str) -> str:
+    return f"family {name}" + (f"  ({docs})" if docs else "")
 
 
 def play_env(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ state (attempts so far, tool calls, a browser session) lives on the interaction 
 - `SingleTurn()`: one reply, judged.
 - `SelfCorrect(max_attempts, feedback, reward, bonus)`: attempts with feedback in between.
 - `ToolUse(tools, ...)` (`rlvr.envs.tools`): tool calls, then a final answer.
-- `Explore(...)` (`rlvr.envs.sql_interactive`): exploratory SQL queries, then an answer.
+- `Explore(...)` (`rlvr.envs.sql.interactive`): exploratory SQL queries, then an answer.
 - `WebSite(app, ...)` (`rlvr.envs.web.base`): a `ToolUse` whose tools browse a local site.
 
 The last three live with their families (they need those modules) and load on first use here.
@@ -30,7 +30,7 @@ from rlvr.verifiers.types import Status, Task, Verdict
 if TYPE_CHECKING:
     from rlvr.envs.core import TextEnv
     from rlvr.envs.judge import Judge
-    from rlvr.envs.sql_interactive import Explore
+    from rlvr.envs.sql.interactive import Explore
     from rlvr.envs.tools.env import ToolUse
     from rlvr.envs.web.base import WebSite
 
@@ -235,7 +235,7 @@ def mentions_gold(text: str, task: Task) -> bool:
 
 _ELSEWHERE = {
     "ToolUse": "rlvr.envs.tools.env",
-    "Explore": "rlvr.envs.sql_interactive",
+    "Explore": "rlvr.envs.sql.interactive",
     "WebSite": "rlvr.envs.web.base",
 }
 

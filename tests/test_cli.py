@@ -40,6 +40,28 @@ def test_envs_lists_rlvr_envs_with_their_card_summary():
         assert line.split(maxsplit=2)[1] == "[multi-agent]" and len(line.split(maxsplit=2)) == 3
 
 
+def test_envs_groups_the_ids_by_family_and_lists_the_others_last(capsys):
+    from rlvr.envs import register_task_env
+    from rlvr.families import builtin_families
+    from tests.envs.toy_envs import CAPITALS, exact_match
+
+    register_task_env("rlvrtest/CliGrouped-v0", CAPITALS, exact_match, override=True)
+    assert main(["envs"]) == 0
+    groups: dict[str, list[str]] = {}
+    for line in capsys.readouterr().out.splitlines():
+        if line and "/" not in line.split()[0]:  # a header: ids hold a slash, headers do not
+            header = line
+            groups[header] = []
+        elif line:
+            groups[header].append(line.split()[0])
+    headers = list(groups)
+    expected = [f"family {family.name}  ({family.docs})" for family in builtin_families()]
+    assert headers[: len(expected)] == expected  # the registry's order
+    for family, header in zip(builtin_families(), expected, strict=True):
+        assert groups[header] == family.env_ids  # the descriptor's order, variants last
+    assert headers[-1] == "not in a family" and "rlvrtest/CliGrouped-v0" in groups[headers[-1]]
+
+
 def test_play_plays_every_seat_of_a_multiagent_env():
     result = run_cli(
         "play", "rlvr/Connect4-v0", "--seed", "0", stdin="<move>4</move>\n.\nnope\n.\n/quit\n"

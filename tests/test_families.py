@@ -4,6 +4,9 @@ them, and a bad descriptor is refused in one line naming the file and the key.
 
 from __future__ import annotations
 
+import ast
+import importlib
+import inspect
 from pathlib import Path
 
 import gymnasium as gym
@@ -16,6 +19,7 @@ from rlvr.envs.registration import multiagent_env_ids
 from rlvr.families import (
     DESCRIPTOR,
     ENVS_FOLDER,
+    SELF_CORRECT_ENTRY_POINT,
     FamilyError,
     builtin_families,
     family_of,
@@ -171,3 +175,149 @@ def test_the_audits_moved_into_their_families_keep_their_old_import_paths():
         assert module == f"rlvr.envs.{family}.audit"
         old = importlib.import_module(f"rlvr.envs.audit.{family}")
         assert getattr(old, name) is auditors()[env_id]
+
+
+# --- a family's files sit in its folder ----------------------------------------------------------
+# The rule: every module a descriptor names (entry points, audits) is defined in that family's
+# folder; outside the family folders, no module of envs/ imports a family's module when it loads,
+# unless it is an old import path kept as an alias (`rlvr.envs.moved.alias`) of a module in the
+# family's folder; and nothing at the top of envs/ carries a family's name but such an alias.
+
+MOVED = {
+    "rlvr.envs.sql_interactive": "rlvr.envs.sql.interactive",
+    "rlvr.envs.sqltasks": "rlvr.envs.sql.tasks",
+    "rlvr.envs.sqltasks.domains": "rlvr.envs.sql.tasks.domains",
+    "rlvr.envs.sqltasks.generate": "rlvr.envs.sql.tasks.generate",
+    "rlvr.envs.sqltasks.loaders": "rlvr.envs.sql.tasks.loaders",
+    "rlvr.envs.sqltasks.questions": "rlvr.envs.sql.tasks.questions",
+    "rlvr.envs.code_tasks": "rlvr.envs.code.tasks",
+    "rlvr.envs.audit.math": "rlvr.envs.math.audit",
+    "rlvr.envs.audit.sql": "rlvr.envs.sql.audit",
+    "rlvr.envs.audit.code": "rlvr.envs.code.audit",
+}
+
+
+def _inside(path: str | Path, folder: Path) -> bool:
+    return Path(path).resolve().is_relative_to(folder.resolve())
+
+
+def _family_folders() -> dict[str, Path]:
+    return {family.name: family.folder for family in builtin_families()}
+
+
+def _outside_family_folders() -> list[Path]:
+    folders = _family_folders().values()
+    return [
+        path
+        for path in sorted(ENVS_FOLDER.resolve().rglob("*.py"))
+        if not any(_inside(path, folder) for folder in folders)
+    ]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ENVS_FOLDER.resolve()).with_suffix("").parts
+    return ".".join(("rlvr.envs", *(parts[:-1] if parts[-1] == "__init__" else parts)))
+
+
+def _load_time_imports(tree: ast.Module) -> list[str]:
+    """The modules a file imports when it loads (not in functions, not under TYPE_CHECKING)."""
+    names, todo = [], list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" not in ast.unparse(node.test):
+            todo += [*node.body, *node.orelse]
+        elif isinstance(node, ast.Try):
+            todo += [*node.body, *node.orelse, *node.finalbody]
+    return names
+
+
+def _aliased(tree: ast.Module) -> list[str]:
+    """The new paths a shim's `alias(__name__, "new.path")` calls name."""
+    return [
+        node.args[1].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) == "alias"
+        and len(node.args) == 2
+        and isinstance(node.args[1], ast.Constant)
+    ]
+
+
+def _family_of_module(name: str) -> str | None:
+    parts = name.split(".")
+    if parts[:2] != ["rlvr", "envs"] or len(parts) < 3:
+        return None
+    return parts[2] if parts[2] in _family_folders() else None
+
+
+def test_every_module_a_descriptor_names_is_defined_in_its_family_folder():
+    for family in builtin_families():
+        targets = [
+            entry.entry_point
+            for entry in (*family.envs, *family.multiagent_envs)
+            if entry.entry_point != SELF_CORRECT_ENTRY_POINT  # shared by every family, on purpose
+        ]
+        for target in [*targets, *family.audits.values()]:
+            module, _, attribute = target.partition(":")
+            assert _family_of_module(module) == family.name, f"{family.name}: {target}"
+            defined_in = inspect.getfile(getattr(importlib.import_module(module), attribute))
+            assert _inside(defined_in, family.folder), (
+                f"{family.name}: {target} is defined in {defined_in}, outside {family.folder}"
+            )
+
+
+def test_no_module_outside_the_family_folders_loads_a_family_but_an_old_path_alias():
+    for path in _outside_family_folders():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        loaded = [name for name in _load_time_imports(tree) if _family_of_module(name)]
+        assert not loaded, (
+            f"{path} imports {loaded} when it loads: move it into the family's folder, or make "
+            "it an old path's alias (rlvr.envs.moved.alias)"
+        )
+        for new in _aliased(tree):
+            family = _family_of_module(new)
+            assert family, f"{path}: an alias of {new}, which is in no family's folder"
+            old = importlib.import_module(_module_name(path))
+            assert old is importlib.import_module(new)
+            assert _inside(old.__file__ or "", _family_folders()[family])
+
+
+def test_nothing_at_the_top_of_envs_carries_a_family_name_but_an_old_path_alias():
+    folders = _family_folders()
+    for path in sorted(ENVS_FOLDER.iterdir()):
+        owner = next((n for n in folders if path.name.startswith(n) and path.name != n), None)
+        if owner is None or path.name == "__pycache__":
+            continue
+        shim = path / "__init__.py" if path.is_dir() else path
+        contents = sorted(p.name for p in path.iterdir()) if path.is_dir() else []
+        others = [name for name in contents if name not in ("__init__.py", "__pycache__")]
+        assert shim.suffix == ".py" and not others, (
+            f"{path.name} belongs in envs/{owner}/ (an old import path stays as one alias module)"
+        )
+        assert _aliased(ast.parse(shim.read_text(encoding="utf-8"))), (
+            f"{path.name}: move its code into envs/{owner}/ and leave an alias here"
+        )
+
+
+def test_the_moved_modules_keep_their_old_import_paths_as_the_same_modules():
+    # a fresh interpreter, the old paths imported first, as a program written before the move does
+    run_python(
+        "import importlib, pickle\n"
+        f"moved = {MOVED!r}\n"
+        "for old, new in moved.items():\n"
+        "    module = importlib.import_module(old)\n"
+        "    assert module is importlib.import_module(new), old\n"
+        "from rlvr.envs.sqltasks.generate import SQLTasks as Old\n"
+        "from rlvr.envs.sql.tasks import SQLTasks, procedural_tasks\n"
+        "tasks = procedural_tasks(split='train', difficulty=1, seed=0)\n"
+        "assert Old is SQLTasks and isinstance(tasks, Old)\n"
+        # a pickle written before the move names the class by its old module
+        "assert pickle.loads(b'crlvr.envs.sqltasks.generate\\nSQLTasks\\n.') is SQLTasks\n"
+        "from rlvr.envs.code_tasks import PROBLEMS\n"  # a module attribute read on first use
+        "from rlvr.envs.code.tasks import builtin_tasks\n"
+        "assert [p.task().id for p in PROBLEMS] == [t.id for t in builtin_tasks()]\n"
+    )

@@ -95,8 +95,10 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(built_wheel, tmp_path):
         "obs, info = env.reset(seed=0)\n"
         "obs, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_reply())\n"
         "assert reward == 1.0 and terminated, info\n"
-        "from rlvr.envs.code_tasks import builtin_tasks\n"  # read from the packaged TOML files
+        "from rlvr.envs.code.tasks import builtin_tasks\n"  # read from the packaged TOML files
         "assert len(builtin_tasks()) >= 60\n"
+        "import rlvr.envs.code_tasks, rlvr.envs.sqltasks.domains, rlvr.envs.sql.tasks.domains\n"
+        "assert rlvr.envs.sqltasks.domains is rlvr.envs.sql.tasks.domains\n"  # old paths ship
         "for env_id in rlvr.envs.rlvr_env_ids():\n"
         "    gym.spec(env_id)\n"
         "from rlvr.envs.multiagent import make\n"  # the subpackage and PettingZoo are installed

@@ -1,7 +1,5 @@
-"""The code family's audit, moved to its folder: `rlvr.envs.code.audit` (this import path keeps
-working)."""
+"""Moved to `rlvr.envs.code.audit` (envs/code/audit.py); this old path names it."""
 
-from rlvr.envs.code.audit import *  # noqa: F403
-from rlvr.envs.code.audit import CodeAudit as CodeAudit
+from rlvr.envs.moved import alias
 
-__all__ = ["CodeAudit"]
+alias(__name__, "rlvr.envs.code.audit")

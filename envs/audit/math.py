@@ -1,7 +1,5 @@
-"""The math family's audit, moved to its folder: `rlvr.envs.math.audit` (this import path keeps
-working)."""
+"""Moved to `rlvr.envs.math.audit` (envs/math/audit.py); this old path names it."""
 
-from rlvr.envs.math.audit import *  # noqa: F403
-from rlvr.envs.math.audit import MathAudit as MathAudit
+from rlvr.envs.moved import alias
 
-__all__ = ["MathAudit"]
+alias(__name__, "rlvr.envs.math.audit")

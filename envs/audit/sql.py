@@ -1,7 +1,5 @@
-"""The sql family's audit, moved to its folder: `rlvr.envs.sql.audit` (this import path keeps
-working)."""
+"""Moved to `rlvr.envs.sql.audit` (envs/sql/audit.py); this old path names it."""
 
-from rlvr.envs.sql.audit import *  # noqa: F403
-from rlvr.envs.sql.audit import SQLAudit as SQLAudit
+from rlvr.envs.moved import alias
 
-__all__ = ["SQLAudit"]
+alias(__name__, "rlvr.envs.sql.audit")

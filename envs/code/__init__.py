@@ -178,7 +178,7 @@ class CodeEnv(TextEnv):
         system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
         render_mode: str | None = None,
     ) -> None:
-        from rlvr.envs.code_tasks import builtin_tasks
+        from rlvr.envs.code.tasks import builtin_tasks
 
         if tasks is None:
             if split not in (None, "test"):

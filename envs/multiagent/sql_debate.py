@@ -8,7 +8,7 @@ from rlvr.envs.multiagent.debate import DebateEnv
 from rlvr.envs.multiagent.parallel import TextParallelEnv
 from rlvr.envs.options import declare
 from rlvr.envs.sql import ARGUMENTS, SQLJudge
-from rlvr.envs.sqltasks.generate import SQLTasks
+from rlvr.envs.sql.tasks.generate import SQLTasks
 
 # The SQL envs' arguments but those of a single agent's reply (its system prompt, a format term).
 SQL_ARGUMENTS = {
@@ -25,7 +25,7 @@ class SQLDebateEnv(DebateEnv):
     The debate of `rlvr/Debate-v0` on the tasks of `rlvr/SQL-v0`: a database schema (CREATE
     statements and a few example rows) and a question, whose gold is a SQL query with its
     result on a real database. Procedural tasks by default (five domains, five levels), or
-    Spider/BIRD/JSONL tasks (`tasks=`, a `SQLTasks` from `rlvr.envs.sqltasks`). `debater_0` (A)
+    Spider/BIRD/JSONL tasks (`tasks=`, a `SQLTasks` from `rlvr.envs.sql.tasks`). `debater_0` (A)
     and `debater_1` (B) each write an argument per round at the same time, ending with their
     current final answer: one SQL query in a ```sql fenced block; then each reads the other's.
     The last round's queries are the final stated answers. They are judged by the SQL family's
@@ -72,7 +72,7 @@ class SQLDebateEnv(DebateEnv):
     ## Arguments
     - `judge`: "verifier" (default) or "policy".
     - `rounds`: arguments per debater, 1 to 5 (default 2).
-    - `tasks`: a `SQLTasks` (from `rlvr.envs.sqltasks`) replacing the procedural tasks.
+    - `tasks`: a `SQLTasks` (from `rlvr.envs.sql.tasks`) replacing the procedural tasks.
     - The arguments of `rlvr/SQL-v0` but `system_prompt` and `format_weight`: `backend`
       ("sqlite" (default), "postgres" or a `Backend` you own), `config` (`SQLEnvConfig`) or
       its fields: `postgres_dsn`, `dialect`, `split`, `difficulty`, `domains`, `seed`,

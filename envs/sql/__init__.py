@@ -25,9 +25,9 @@ from rlvr.envs.options import (
     text,
     whole,
 )
-from rlvr.envs.sqltasks.domains import DOMAINS
-from rlvr.envs.sqltasks.generate import SQLTasks, procedural_tasks
-from rlvr.envs.sqltasks.questions import LEVELS
+from rlvr.envs.sql.tasks.domains import DOMAINS
+from rlvr.envs.sql.tasks.generate import SQLTasks, procedural_tasks
+from rlvr.envs.sql.tasks.questions import LEVELS
 from rlvr.envs.tasks import SPLITS
 from rlvr.verifiers.errors import VerifierConfigError
 from rlvr.verifiers.sql import (
@@ -157,7 +157,7 @@ ARGUMENTS: dict[str, Check] = {
     **CONFIG_CHECKS,
     "backend": backend_argument,
     "tasks": optional(
-        of_type(SQLTasks, what="a SQLTasks (from rlvr.envs.sqltasks: load_spider, ...)")
+        of_type(SQLTasks, what="a SQLTasks (from rlvr.envs.sql.tasks: load_spider, ...)")
     ),
     "config": optional(of_type(SQLEnvConfig, what="a SQLEnvConfig")),
     "system_prompt": optional(text),
@@ -176,7 +176,7 @@ class SQLEnv(TextEnv):
     test-suite twins. Tasks are procedural by default: five domains (shop, school, flights,
     library, HR) and question templates in five levels (filters, joins, grouping, nesting and
     ordering with limits, window functions); Spider, BIRD and JSONL datasets load with
-    `rlvr.envs.sqltasks.load_spider/load_bird/load_sql_jsonl` and are passed as `tasks`.
+    `rlvr.envs.sql.tasks.load_spider/load_bird/load_sql_jsonl` and are passed as `tasks`.
 
     ## Action Space
     `TextSpace`: the reply. The SQL is the last ```sql fenced block, else the whole reply.
@@ -269,7 +269,7 @@ class SQLJudge(TaskJudge):
         if not isinstance(tasks, SQLTasks):
             raise EnvConfigError(
                 "tasks must be a SQLTasks (tasks plus their databases): use "
-                "rlvr.envs.sqltasks.load_spider/load_bird/load_sql_jsonl or procedural_tasks"
+                "rlvr.envs.sql.tasks.load_spider/load_bird/load_sql_jsonl or procedural_tasks"
             )
         self._owns_backend = backend is None
         if backend is None:

@@ -10,7 +10,7 @@ import pytest
 import rlvr  # noqa: F401
 from rlvr.envs import DatasetError, EnvConfigError, check_env
 from rlvr.envs.code import CodeEnv, load_code_dataset, load_humaneval, load_mbpp
-from rlvr.envs.code_tasks import PROBLEMS, builtin_tasks
+from rlvr.envs.code.tasks import PROBLEMS, builtin_tasks
 from rlvr.verifiers.code import CodeTests
 from tests.conftest import require_extra
 from tests.sandboxes.conftest import require_local_sandbox

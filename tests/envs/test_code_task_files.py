@@ -14,7 +14,7 @@ import pytest
 
 from rlvr.envs import DatasetError, check_env
 from rlvr.envs.code import CodeEnv
-from rlvr.envs.code_tasks import BUILTIN_FILES, builtin_tasks, load_code_tasks, read_problems
+from rlvr.envs.code.tasks import BUILTIN_FILES, builtin_tasks, load_code_tasks, read_problems
 from tests.sandboxes.conftest import require_local_sandbox
 
 # sha256 of the built-in tasks (id, prompt, answer, metadata, in order) as the Python module that
@@ -167,8 +167,8 @@ def test_a_name_used_in_two_files_is_refused(tmp_path):
 def test_builtin_files_are_read_on_first_use_not_on_import():
     code = (
         "import sys, rlvr.envs, rlvr.envs.code\n"
-        "assert 'rlvr.envs.code_tasks' not in sys.modules\n"  # (tomllib is: the family files)
-        "import rlvr.envs.code_tasks as module\n"
+        "assert 'rlvr.envs.code.tasks' not in sys.modules\n"  # (tomllib is: the family files)
+        "import rlvr.envs.code.tasks as module\n"
         "assert module._builtin_problems.cache_info().currsize == 0\n"
         "assert len(module.PROBLEMS) == 69 and module.PROBLEMS[0].name == 'sum_of_squares'\n"
         "try:\n    module.NOT_A_NAME\nexcept AttributeError:\n    print('ok')\n"
@@ -180,4 +180,4 @@ def test_builtin_files_are_read_on_first_use_not_on_import():
 @pytest.mark.slow
 def test_wheel_ships_the_builtin_task_files(built_wheel):
     names = set(zipfile.ZipFile(built_wheel.path).namelist())
-    assert {f"rlvr/envs/code_data/{name}" for name in BUILTIN_FILES} <= names
+    assert {f"rlvr/envs/code/data/{name}" for name in BUILTIN_FILES} <= names

@@ -92,7 +92,7 @@ def test_every_family_refuses_a_bad_level_or_name_the_same_way(make, argument):
     ],
 )
 def test_every_family_refuses_generator_options_beside_tasks(env_id, kwargs, clashing):
-    from rlvr.envs.sqltasks import procedural_tasks
+    from rlvr.envs.sql.tasks import procedural_tasks
 
     tasks = procedural_tasks() if env_id == "rlvr/SQL-v0" else [{"prompt": "1+1?", "answer": "2"}]
     with pytest.raises(EnvConfigError, match=f"^{clashing} configure the (built-in|procedural) "):

@@ -9,8 +9,8 @@ import pytest
 
 import rlvr
 from rlvr.envs import EnvConfigError, check_env
-from rlvr.envs.sqltasks import DOMAINS, LEVELS, TEMPLATES, DomainCatalog, procedural_tasks
-from rlvr.envs.sqltasks.domains import parse_db_id
+from rlvr.envs.sql.tasks import DOMAINS, LEVELS, TEMPLATES, DomainCatalog, procedural_tasks
+from rlvr.envs.sql.tasks.domains import parse_db_id
 from rlvr.verifiers.sql import SQLVerifier, UnknownDatabase
 
 ENV_IDS = ("rlvr/SQL-v0", "rlvr/SQLInteractive-v0")
@@ -221,8 +221,8 @@ def test_copying_explored_rows_into_the_answer_fails():
 
 
 def test_exploration_infra_error_ends_the_episode(tmp_path):
-    from rlvr.envs.sql_interactive import SQLInteractiveEnv
-    from rlvr.envs.sqltasks import load_sql_jsonl
+    from rlvr.envs.sql.interactive import SQLInteractiveEnv
+    from rlvr.envs.sql.tasks import load_sql_jsonl
     from tests.sql.sqlhelpers import shop_database
     from tests.sql.test_sql_loaders import write_database
 

@@ -21,8 +21,8 @@ import pytest
 
 from rlvr.envs.self_correct import SelfCorrectEnv
 from rlvr.envs.sql import SQLEnv
-from rlvr.envs.sql_interactive import SQLInteractiveEnv
-from rlvr.envs.sqltasks import SQLTasks
+from rlvr.envs.sql.interactive import SQLInteractiveEnv
+from rlvr.envs.sql.tasks import SQLTasks
 from rlvr.envs.tasks import ListSource
 from rlvr.verifiers.sql import (
     BackendError,

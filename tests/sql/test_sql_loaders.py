@@ -9,7 +9,7 @@ import gymnasium as gym
 import pytest
 
 from rlvr.envs import DatasetError, EnvConfigError
-from rlvr.envs.sqltasks import load_bird, load_spider, load_sql_jsonl
+from rlvr.envs.sql.tasks import load_bird, load_spider, load_sql_jsonl
 from rlvr.verifiers.sql import SQLVerifier
 
 

@@ -209,7 +209,7 @@ def test_dataset_files_load_into_postgres(tmp_path, postgres_backend):
 
 def test_procedural_gold_queries_agree_between_engines(postgres_backend):
     """Every template's gold, transpiled, gives the same result on PostgreSQL as on SQLite."""
-    from rlvr.envs.sqltasks import procedural_tasks
+    from rlvr.envs.sql.tasks import procedural_tasks
     from rlvr.verifiers.sql import compare_results
 
     tasks = procedural_tasks(twins=1)

@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from rlvr.envs.sql_interactive import tagged_blocks
-from rlvr.envs.sqltasks import load_bird, load_spider, procedural_tasks
+from rlvr.envs.sql.interactive import tagged_blocks
+from rlvr.envs.sql.tasks import load_bird, load_spider, procedural_tasks
 from rlvr.verifiers.sql import (
     BackendError,
     Limits,

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from rlvr.envs.sqltasks.domains import Attr, Domain, Role
+from rlvr.envs.sql.tasks.domains import Attr, Domain, Role
 from rlvr.verifiers.sql.database import Database
 
 

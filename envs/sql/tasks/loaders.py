@@ -16,7 +16,7 @@ from typing import Any
 
 from rlvr.core.jsonfiles import JSONReadError, read_json_file
 from rlvr.envs.errors import DatasetError
-from rlvr.envs.sqltasks.generate import SQLTasks
+from rlvr.envs.sql.tasks.generate import SQLTasks
 from rlvr.envs.tasks import ListSource, check_text, read_jsonl
 from rlvr.verifiers.sql.catalog import FolderCatalog, lookup
 from rlvr.verifiers.sql.errors import BackendError, UnknownDatabase, VerifierConfigError

@@ -15,8 +15,8 @@ import numpy as np
 
 from rlvr.envs import options
 from rlvr.envs.errors import DatasetError
-from rlvr.envs.sqltasks.domains import DOMAINS, DomainCatalog, db_id_of
-from rlvr.envs.sqltasks.questions import LEVELS, TEMPLATES, Context
+from rlvr.envs.sql.tasks.domains import DOMAINS, DomainCatalog, db_id_of
+from rlvr.envs.sql.tasks.questions import LEVELS, TEMPLATES, Context
 from rlvr.envs.tasks import Problem, ProceduralSource, TaskSource
 from rlvr.verifiers.sql.backend import Limits
 from rlvr.verifiers.sql.catalog import Catalog
