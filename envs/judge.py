@@ -86,6 +86,8 @@ class TaskJudge:
         format_weight: in [0, 1); above 0 a second reward term pays a reply whose answer could
             be read at all: reward = (1 - w) * correctness + w * format.
         system_prompt: the family's system message, or None.
+        checked: the tasks are known to pass `check` (a family's built-in tasks, which its tests
+            check), so they are not checked again here; given tasks are checked at once.
     """
 
     def __init__(
@@ -96,6 +98,7 @@ class TaskJudge:
         prompt_template: str = "{prompt}",
         format_weight: float = 0.0,
         system_prompt: str | None = None,
+        checked: bool = False,
     ) -> None:
         if "{prompt}" not in prompt_template:
             raise EnvConfigError(
@@ -108,7 +111,7 @@ class TaskJudge:
             format_weight, name="format_weight", low=0.0, high=1.0, high_open=True
         )
         self.system_prompt = system_prompt
-        if isinstance(self.tasks, ListSource):
+        if isinstance(self.tasks, ListSource) and not checked:
             for position, task in enumerate(self.tasks.tasks):  # fail now, not in training
                 self._check(task, f"tasks item {position} ({{}})")
 

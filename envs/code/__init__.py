@@ -180,6 +180,7 @@ class CodeEnv(TextEnv):
     ) -> None:
         from rlvr.envs.code.tasks import builtin_tasks
 
+        builtin = tasks is None
         if tasks is None:
             if split not in (None, "test"):
                 raise EnvConfigError(
@@ -201,7 +202,9 @@ class CodeEnv(TextEnv):
             executor=executor,
             reveal_expected=reveal_expected,
         )
-        judge = CodeJudge(tasks, verifier, system_prompt=system_prompt)
+        # The built-in tasks pass CodeJudge.check (tests/envs/test_code_task_files.py): checking
+        # them again, compiling every reference and decoding every case, was a sixth of a make.
+        judge = CodeJudge(tasks, verifier, system_prompt=system_prompt, checked=builtin)
         super().__init__(judge, render_mode=render_mode)
         self.tasks = judge.tasks
 
@@ -216,8 +219,9 @@ class CodeJudge(TaskJudge):
         verifier: UnitTestVerifier,
         *,
         system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+        checked: bool = False,
     ) -> None:
-        super().__init__(tasks, verifier, system_prompt=system_prompt)
+        super().__init__(tasks, verifier, system_prompt=system_prompt, checked=checked)
         self.unit_tests = verifier
 
     def check(self, task: Task) -> None:

@@ -11,17 +11,19 @@ The tasks are data, in TOML files shipped with the package (`envs/code/data/leve
 `read_problems` reads such a file and checks every record (`DatasetError` naming the file, the
 task and the field), so `load_code_tasks(path)` serves files of your own as well. The built-in
 files are read once per process, on first use (`builtin_tasks`, `PROBLEMS`), not on import.
+`builtin_tasks` reads them on a trusted path (`_builtin_records`) that skips those checks;
+tests/envs/test_code_task_files.py checks that it gives exactly the Tasks the checked read gives.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +71,8 @@ class CodeProblem:
 
 def builtin_tasks(difficulty: int | list[int] | tuple[int, ...] | None = None) -> list[Task]:
     """The built-in tasks, optionally only those of the given difficulty level(s) 1-3."""
-    return _tasks(_builtin_problems(), difficulty, SOURCE)
+    levels = LEVELS if difficulty is None else options.levels(difficulty, LEVELS)
+    return [_builtin_task(*record) for record in _builtin_records() if record[1] in levels]
 
 
 def load_code_tasks(
@@ -90,10 +93,40 @@ def _tasks(
     return [problem.task(source) for problem in problems if problem.difficulty in levels]
 
 
+def builtin_paths() -> list[Path]:
+    """The built-in task files, in the order of the tasks."""
+    # Beside this module, as family.toml is found (importlib.resources costs ~9 ms of imports)
+    folder = Path(__file__).parent / "data"
+    return [folder / name for name in BUILTIN_FILES]
+
+
 @functools.cache
 def _builtin_problems() -> tuple[CodeProblem, ...]:
-    folder = resources.files("rlvr.envs.code") / "data"
-    return tuple(read_problems(*(Path(str(folder / name)) for name in BUILTIN_FILES)))
+    return tuple(read_problems(*builtin_paths()))
+
+
+# The trusted path. Checking the built-in files on every first make cost ~40% of it: compiling
+# each reference, and decoding every case into a `CallCase` only for `to_answer` to encode it
+# back. The files ship with the package and their cases are written in `CallCase.to_dict`'s
+# canonical form, so a task's answer is the parsed JSON itself. A test compares these Tasks
+# with the checked read's, field by field (and runs the judge's check, which CodeEnv skips).
+@functools.cache
+def _builtin_records() -> tuple[tuple[str, int, str, str, str], ...]:
+    """`(name, difficulty, prompt, reference, cases JSON)` of each built-in task, in order."""
+    records = []
+    for path in builtin_paths():
+        for _, table in _records(path):
+            description, reference = _laid_out(table["description"], table["reference"])
+            prompt = function_prompt(table["name"], description, table["signature"])
+            records.append((table["name"], table["difficulty"], prompt, reference, table["cases"]))
+    return tuple(records)
+
+
+def _builtin_task(name: str, difficulty: int, prompt: str, reference: str, cases: str) -> Task:
+    # Parsed per call: every Task gets answer dicts of its own, as the checked path gives.
+    answer = {"entry_point": name, "cases": json.loads(cases), "reference": reference}
+    metadata = {"family": FAMILY, "difficulty": difficulty, "source": SOURCE}
+    return Task(id=f"code/{name}", prompt=prompt, answer=answer, metadata=metadata)
 
 
 def __getattr__(name: str) -> Any:
@@ -171,14 +204,19 @@ def _problem(record: Any, where: str) -> CodeProblem:
             f"{where}: field 'signature' must be the def line of the function, "
             f"'def {name}(...):', got {signature!r}"
         )
-    # Whitespace is collapsed and code dedented, so that both may be laid out freely in a file.
-    description = " ".join(_text(record, "description", where).split())
-    reference = textwrap.dedent(_text(record, "reference", where)).strip() + "\n"
+    description, reference = _laid_out(
+        _text(record, "description", where), _text(record, "reference", where)
+    )
     why = compile_error(reference, "reference")
     if why is not None:
         raise DatasetError(f"{where}: field 'reference' does not parse: {why}")
     cases = _cases(record["cases"], f"{where}, field 'cases'")
     return CodeProblem(name, difficulty, signature, description, reference, cases)
+
+
+def _laid_out(description: str, reference: str) -> tuple[str, str]:
+    """Whitespace collapsed and code dedented, so that both may be laid out freely in a file."""
+    return " ".join(description.split()), textwrap.dedent(reference).strip() + "\n"
 
 
 def _text(record: Mapping[str, Any], key: str, where: str) -> str:

@@ -14,7 +14,15 @@ import pytest
 
 from rlvr.envs import DatasetError, check_env
 from rlvr.envs.code import CodeEnv
-from rlvr.envs.code.tasks import BUILTIN_FILES, builtin_tasks, load_code_tasks, read_problems
+from rlvr.envs.code.tasks import (
+    BUILTIN_FILES,
+    SOURCE,
+    _tasks,
+    builtin_paths,
+    builtin_tasks,
+    load_code_tasks,
+    read_problems,
+)
 from tests.sandboxes.conftest import require_local_sandbox
 
 # sha256 of the built-in tasks (id, prompt, answer, metadata, in order) as the Python module that
@@ -56,6 +64,35 @@ def test_builtin_tasks_are_those_of_the_python_module_they_came_from():
     data = [[task.id, task.prompt, task.answer, task.metadata] for task in builtin_tasks()]
     assert hashlib.sha256(json.dumps(data).encode()).hexdigest() == BUILTIN_SHA256
     assert [len(builtin_tasks(level)) for level in (1, 2, 3)] == [26, 24, 19]
+
+
+@pytest.mark.parametrize("difficulty", [None, 1, 2, 3, [1, 3]])
+def test_builtin_tasks_are_exactly_those_of_the_checked_read_of_their_files(difficulty):
+    # builtin_tasks skips the checks (a trusted path, for speed); this is where the built-in
+    # files are fully checked, and where a case not written in CallCase.to_dict's canonical form
+    # (say "compare": "exact" or "kwargs": {}) would show as a difference.
+    checked = _tasks(read_problems(*builtin_paths()), difficulty, SOURCE)
+    fast = builtin_tasks(difficulty)
+    assert fast == checked
+    # json.dumps tells 1, 1.0 and True apart, and keys in another order, which == does not
+    as_json = [[task.id, task.prompt, task.answer, task.metadata] for task in checked]
+    assert json.dumps([[t.id, t.prompt, t.answer, t.metadata] for t in fast]) == json.dumps(as_json)
+
+
+def test_every_builtin_task_passes_the_judges_check_which_the_env_skips_for_them():
+    env = CodeEnv()  # made with checked=True: this test is the check
+    assert env.tasks.tasks == builtin_tasks()
+    for task in env.tasks.tasks:
+        env.judge.check(task)
+    env.close()
+
+
+def test_each_call_gives_builtin_tasks_of_their_own():
+    first = builtin_tasks()
+    first[0].answer["cases"].clear()
+    first[0].metadata["source"] = "changed"
+    again = builtin_tasks()[0]
+    assert again.answer["cases"] and again.metadata["source"] == SOURCE
 
 
 def test_a_file_of_your_own_loads_with_its_layout_normalised(tmp_path):
@@ -170,6 +207,7 @@ def test_builtin_files_are_read_on_first_use_not_on_import():
         "assert 'rlvr.envs.code.tasks' not in sys.modules\n"  # (tomllib is: the family files)
         "import rlvr.envs.code.tasks as module\n"
         "assert module._builtin_problems.cache_info().currsize == 0\n"
+        "assert module._builtin_records.cache_info().currsize == 0\n"
         "assert len(module.PROBLEMS) == 69 and module.PROBLEMS[0].name == 'sum_of_squares'\n"
         "try:\n    module.NOT_A_NAME\nexcept AttributeError:\n    print('ok')\n"
     )

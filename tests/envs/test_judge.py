@@ -21,7 +21,7 @@ from rlvr.envs.judge import Judge, TaskJudge
 from rlvr.envs.self_correct import SelfCorrectEnv
 from rlvr.leaderboards.provenance import verifier_info
 from rlvr.rollout.tasks import task_fingerprint
-from rlvr.verifiers.types import Task, Verdict
+from rlvr.verifiers.types import Task, TaskFormatError, Verdict
 from tests.envs.toy_envs import CAPITALS, GuessNumberEnv, exact_match
 
 
@@ -36,6 +36,21 @@ class CapitalsVerifier:
 
 def capitals_judge() -> TaskJudge:
     return TaskJudge(CAPITALS, CapitalsVerifier(), system_prompt="Name the city.")
+
+
+class NoLimaJudge(TaskJudge):
+    def check(self, task: Task) -> None:
+        if task.answer == "Lima":
+            raise TaskFormatError(f"task {task.id!r}: Lima is refused")
+
+
+def test_tasks_known_to_pass_the_check_are_not_checked_again_but_pinned_ones_are():
+    with pytest.raises(EnvConfigError, match=r"tasks item 1 \(task .*Lima is refused"):
+        NoLimaJudge(CAPITALS, CapitalsVerifier())
+    judge = NoLimaJudge(CAPITALS, CapitalsVerifier(), checked=True)  # trusted: not checked
+    assert len(judge.tasks) == len(CAPITALS)
+    with pytest.raises(EnvConfigError, match=r"options\['task'\]: .*Lima is refused"):
+        judge.pose(np.random.default_rng(0), {"task": {"prompt": "Peru?", "answer": "Lima"}})
 
 
 def test_a_judge_works_without_an_env():
