@@ -58,6 +58,9 @@ MAX_SKIPPED_SHOWN = 20
 # past this many wakes that moved less than a page, each such wake waits a millisecond first
 # (output then comes in larger reads), so a supervisor spends a few percent of a CPU at most.
 TRICKLE_WAKES = 100
+# CPU seconds above the run's CPU limit at which a supervisor that started its program with
+# posix_spawn (and so carries the program's limits) is killed (`Run.spawn_program`).
+SUPERVISOR_CPU_GRACE = 10
 TRICKLE_BYTES = 4096
 
 # --- framing (imported by the host too) -------------------------------------------------------
@@ -801,7 +804,12 @@ class Run:
         path = find_program(argv[0], env.get("PATH", os.defpath))
         if path is None:
             return None
-        apply_rlimits(limits, False)
+        # The CPU limit binds us too, and after the program we still walk its changes, wait
+        # for its processes and empty the writable places (up to CLEAN_BUDGET): a hard limit of
+        # the soft one plus a second could kill us there, and a lost result reads as the
+        # sandbox's failure, not the program's. Here the wall time (<= the CPU time) ends the
+        # program first, so the larger hard limit gives it nothing.
+        apply_rlimits(limits, False, cpu_grace=SUPERVISOR_CPU_GRACE)
         os.umask(0o022)
         signal.signal(signal.SIGXCPU, signal.SIG_IGN)
         try:
@@ -1165,12 +1173,12 @@ def find_program(name, path):
     return None
 
 
-def apply_rlimits(limits, weak):
+def apply_rlimits(limits, weak, cpu_grace=1):
     import resource
 
     cpu = int(limits["cpu_time"] + 0.999)
     settings = [
-        (resource.RLIMIT_CPU, cpu, cpu + 1),
+        (resource.RLIMIT_CPU, cpu, cpu + cpu_grace),
         (resource.RLIMIT_FSIZE, limits["file_size"], limits["file_size"]),
         (resource.RLIMIT_CORE, 0, 0),
         (resource.RLIMIT_NOFILE, 1024, 1024),

@@ -107,6 +107,27 @@ def test_the_cpu_limit_holds_for_a_command_and_what_it_starts(executor):
     assert result.duration < 10  # RLIMIT_CPU ended the child, long before the wall clock
 
 
+def test_a_commands_cpu_limit_is_the_runs_and_its_supervisor_keeps_time_to_report(executor):
+    """A command started with posix_spawn inherits its supervisor's limits, so the supervisor
+    carries the command's CPU limit while it walks the changes and empties the writable places
+    after the command: its hard limit must leave it time for that (a supervisor killed there
+    loses the result, which reads as a sandbox failure: a reply could forge an infra error).
+    The command's own soft limit, the one that stops it, is the run's CPU time either way."""
+    spawned = executor.run(
+        ExecRequest(command=["bash", "-c", "ulimit -St; ulimit -Ht"], limits=Limits(wall_time=2))
+    )
+    forked = executor.run(
+        ExecRequest(
+            command=["bash", "-c", "ulimit -St; ulimit -Ht"],
+            limits=Limits(wall_time=5, cpu_time=2),
+        )
+    )
+    assert spawned.ok and forked.ok, (spawned.describe(), forked.describe())
+    soft, hard = map(int, spawned.stdout_text.split())
+    assert soft == 2 and hard >= soft + 5
+    assert forked.stdout_text.split() == ["2", "3"]
+
+
 def test_a_file_that_cannot_be_run_is_reported_as_before(executor):
     # Found on PATH but not runnable (no #! line): the spawn fails and the forked path says why.
     result = executor.run(
