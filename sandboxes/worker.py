@@ -4,6 +4,9 @@ It is started once per sandbox as `python3 -S -s -B -c <this file> <config json>
 executions, one at a time. Standard library only: the same file is imported by the host for the
 framing code, and runs inside images whose Python may be as old as 3.8.
 
+Why one module of ~1,250 lines (the project keeps modules under ~600): it is sent into every
+sandbox as one `-c` program, so it cannot import a sibling module of its own.
+
 Process tree inside the sandbox, and why:
 
     zygote (pid 1 of the sandbox's pid namespace: other processes of the namespace cannot kill it)

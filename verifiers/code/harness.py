@@ -33,6 +33,9 @@ repository under `spec["root"]`: each hidden test is a list of calls `{"target":
 
 `replays.py` reuses this runner to replay a solution's calls under other conditions (a fresh
 interpreter with another hash seed, another order, another clock).
+
+Why one module of ~720 lines (the project keeps modules under ~600): it is sent into the
+sandbox as the source of one program, which can import nothing of rlvr.
 """
 
 import base64

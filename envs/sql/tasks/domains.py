@@ -11,6 +11,9 @@ with primary and foreign keys, dates ('YYYY-MM-DD'), NULLs in some columns, uniq
 entities without facts (for NOT IN / NOT EXISTS questions) and at most one fact per entity and
 date (so running totals are unambiguous). A database is a pure function of (domain, index,
 variant): `DomainCatalog` rebuilds "shop/3" or its test-suite twin "shop/3~1" from its id alone.
+
+Mostly task data (~660 lines): the five domains' tables, names and value pools, kept with the
+code that draws from them because each domain's columns and their drawing go together.
 """
 
 from __future__ import annotations
