@@ -61,12 +61,15 @@ class CodeProblem:
 
     def task(self, source: str = SOURCE) -> Task:
         tests = CodeTests(entry_point=self.name, cases=self.cases, reference=self.reference)
-        return Task(
-            id=f"code/{self.name}",
-            prompt=self.prompt(),
-            answer=tests.to_answer(),
-            metadata={"family": FAMILY, "difficulty": self.difficulty, "source": source},
-        )
+        return _code_task(self.name, self.difficulty, self.prompt(), tests.to_answer(), source)
+
+
+def _code_task(
+    name: str, difficulty: int, prompt: str, answer: dict[str, Any], source: str
+) -> Task:
+    """A Code task as both reads of the task files make it (`CodeProblem.task`, trusted path)."""
+    metadata = {"family": FAMILY, "difficulty": difficulty, "source": source}
+    return Task(id=f"code/{name}", prompt=prompt, answer=answer, metadata=metadata)
 
 
 def builtin_tasks(difficulty: int | list[int] | tuple[int, ...] | None = None) -> list[Task]:
@@ -125,8 +128,7 @@ def _builtin_records() -> tuple[tuple[str, int, str, str, str], ...]:
 def _builtin_task(name: str, difficulty: int, prompt: str, reference: str, cases: str) -> Task:
     # Parsed per call: every Task gets answer dicts of its own, as the checked path gives.
     answer = {"entry_point": name, "cases": json.loads(cases), "reference": reference}
-    metadata = {"family": FAMILY, "difficulty": difficulty, "source": SOURCE}
-    return Task(id=f"code/{name}", prompt=prompt, answer=answer, metadata=metadata)
+    return _code_task(name, difficulty, prompt, answer, SOURCE)
 
 
 def __getattr__(name: str) -> Any:
