@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.builtin_envs import FAMILIES, EnvEntry, register_entries
+from rlvr.core.errors import RlvrError
 
 ENVS_FOLDER = Path(__file__).parent / "envs"
 """`rlvr.envs`'s folder (found by path, not imported: reading the registry imports no env)."""
@@ -51,7 +52,7 @@ class Family:
         return [entry.id for entry in (*self.envs, *self.multiagent_envs)]
 
 
-class FamilyError(ValueError):
+class FamilyError(RlvrError, ValueError):
     """A family descriptor that cannot be used; the message names the file and the key."""
 
 

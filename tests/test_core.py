@@ -135,6 +135,7 @@ def test_a_bad_task_raises_what_callers_catch_with_the_same_message():
         ("rlvr.core.jsonfiles", "JSONReadError", ValueError),
         ("rlvr.core.tomlfiles", "TOMLReadError", ValueError),
         ("rlvr.core.resources", "HandleClosed", RuntimeError),
+        ("rlvr.families", "FamilyError", ValueError),
     ],
 )
 def test_every_packages_errors_derive_from_the_root_and_keep_their_bases(module, name, builtin):
