@@ -35,9 +35,17 @@ class RayRolloutCollector(RolloutCollector):
         group_size: int,
         sampling: SamplingParams,
         max_turns: int | None = None,
+        shared_turns: int = 0,
+        shared_greedy: bool = False,
     ) -> None:
         super().__init__(
-            policy, envs, group_size=group_size, sampling=sampling, max_turns=max_turns
+            policy,
+            envs,
+            group_size=group_size,
+            sampling=sampling,
+            max_turns=max_turns,
+            shared_turns=shared_turns,
+            shared_greedy=shared_greedy,
         )
         self.workers = workers
 

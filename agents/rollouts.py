@@ -17,12 +17,12 @@ token-level actor:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import gymnasium as gym
 
-from rlvr.agents.policy import Completion, SamplingParams, TrainablePolicy
+from rlvr.agents.policy import Completion, Sample, SamplingParams, TrainablePolicy
 from rlvr.config import check_numbers, cli
 from rlvr.rollout.episodes import play_episodes
 from rlvr.rollout.hosts import EnvBatch, LocalEnvs
@@ -177,12 +177,19 @@ class _TokenActor:
     """The `act` of `play_episodes` that keeps each episode's ids (token-in/token-out)."""
 
     def __init__(
-        self, policy: TrainablePolicy, size: int, sampling: SamplingParams, generator: Any
+        self,
+        policy: TrainablePolicy,
+        size: int,
+        sampling: SamplingParams,
+        generator: Any,
+        shared: tuple[int, int, SamplingParams] | None = None,
     ) -> None:
         self.policy = policy
         self.sampling = sampling
         self.generator = generator
         self.traces = [_Trace() for _ in range(size)]
+        # (turns, group size, how they are decoded) of the replies a group shares
+        self.shared_turns, self.group_size, self.shared_sampling = shared or (0, 1, sampling)
 
     def __call__(self, active: list[int], records: list[EpisodeRecord]) -> list[Completion | None]:
         opening: dict[str, list[int]] = {}  # the G episodes of a group share their prompt
@@ -201,9 +208,7 @@ class _TokenActor:
                 )
                 trace.extend(followup, generated=False)
             trace.messages_seen = len(conversation)
-        samples = self.policy.sample(
-            [self.traces[i].token_ids for i in active], self.sampling, self.generator
-        )
+        samples = self._sample(active)
         replies: list[Completion | None] = []
         for i, sample in zip(active, samples):
             trace = self.traces[i]
@@ -215,6 +220,23 @@ class _TokenActor:
             replies.append(self.policy.to_completion(sample))
         return replies
 
+    def _sample(self, active: list[int]) -> list[Sample]:
+        """One reply per active episode; within its first `shared_turns` replies a group samples
+        once and every episode of it gets that reply (its envs are then in the same state)."""
+        leaders: dict[int, int] = {}  # episode -> the episode whose sample it takes
+        for i in active:
+            if len(self.traces[i].turn_ends) < self.shared_turns:
+                leaders[i] = leaders.setdefault(-1 - i // self.group_size, i)
+        samples: dict[int, Sample] = {}
+        for drawn, sampling in (
+            ([i for i in active if leaders.get(i) == i], self.shared_sampling),
+            ([i for i in active if i not in leaders], self.sampling),
+        ):
+            prompts = [self.traces[i].token_ids for i in drawn]
+            if prompts:
+                samples.update(zip(drawn, self.policy.sample(prompts, sampling, self.generator)))
+        return [samples[leaders.get(i, i)] for i in active]
+
 
 def check_collector_args(group_size: int, envs: Sequence[EnvSpec], what: str) -> None:
     """The checks every collector makes of its arguments; `what` names the env kind expected."""
@@ -225,7 +247,12 @@ def check_collector_args(group_size: int, envs: Sequence[EnvSpec], what: str) ->
 
 
 class RolloutCollector:
-    """Plays groups of episodes with a `TrainablePolicy` (an `HFPolicy`, or your own)."""
+    """Plays groups of episodes with a `TrainablePolicy` (an `HFPolicy`, or your own).
+
+    `shared_turns` k > 0: the first k replies of a group are sampled once (decoded greedily with
+    `shared_greedy`) and shared by its episodes, so the group differs only in what follows them
+    (see `TrainConfig.shared_turns`).
+    """
 
     def __init__(
         self,
@@ -235,13 +262,19 @@ class RolloutCollector:
         group_size: int,
         sampling: SamplingParams,
         max_turns: int | None = None,
+        shared_turns: int = 0,
+        shared_greedy: bool = False,
     ) -> None:
         check_collector_args(group_size, envs, "EnvSpec")
+        if shared_turns < 0:
+            raise ValueError(f"shared_turns must be >= 0 (0: nothing shared), got {shared_turns}")
         self.policy = policy
         self.specs = list(envs)
         self.group_size = group_size
         self.sampling = sampling
         self.max_turns = max_turns
+        self.shared_turns = shared_turns
+        self.shared_sampling = replace(sampling, temperature=0.0) if shared_greedy else sampling
         self._pools: dict[int, list[gym.Env]] = {}
 
     def collect(self, tasks: Sequence[tuple[int, int]], generator: Any = None) -> list[Episode]:
@@ -255,7 +288,8 @@ class RolloutCollector:
         starts = [
             Start(group, i % self.group_size, seed) for i, (group, _, seed) in enumerate(slots)
         ]
-        actor = _TokenActor(self.policy, len(slots), self.sampling, generator)
+        shared = (self.shared_turns, self.group_size, self.shared_sampling)
+        actor = _TokenActor(self.policy, len(slots), self.sampling, generator, shared)
         try:
             records = play_episodes(envs, starts, actor, max_turns=self.max_turns)
         finally:

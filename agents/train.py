@@ -231,6 +231,7 @@ class Trainer:
             fixed = None if opponent == SELF else self.snapshot or make_policy(opponent)
             players = self.seat_policies or policy
             return GameCollector(players, config.envs, opponent=fixed, **settings)
+        settings |= {"shared_turns": config.shared_turns, "shared_greedy": config.shared_greedy}
         if self.env_workers is None:
             return RolloutCollector(policy, self.rollout_specs, **settings)
         from rlvr.agents.ray_rollouts import RayRolloutCollector

@@ -77,6 +77,18 @@ class TrainConfig:
     rest of it. The run's `seed` drives sampling, so `sampling.seed` stays unset."""
     max_turns: int | None = None
     """Cut episodes after this many replies (None: the env decides)."""
+    shared_turns: int = 0
+    """Multi-turn envs: the first this many replies of each group are sampled once and shared
+    by its `group_size` episodes, which then differ only in later replies, so the group's
+    advantages compare only those (0: nothing shared). With 1 on a self-correction env, each
+    group is G second attempts after the same first one: SCoRe's stage I trains the second
+    attempt this way (pair it with the learner's per-turn weights, e.g. GRPO's
+    `turn_pg_weight=(0.0, 1.0)` and `turn_beta=(1.0, 0.0)`). The env must be deterministic
+    given its seed and the replies (every built-in env is); not with `self_play`."""
+    shared_greedy: bool = False
+    """Decode the shared replies (`shared_turns`) greedily, as held-out evaluation does, so the
+    later replies train on the states evaluation reaches: on a self-correction env, a second
+    attempt after the first answer the model is surest of was wrong."""
     eval_every: int = 10
     """Evaluate on the held-out split every this many steps (0: only before and after)."""
     eval_episodes: int = 100
@@ -171,6 +183,12 @@ class TrainConfig:
             raise ValueError("eval_every and save_every must be >= 0 (0: only at the end)")
         if self.max_turns is not None and self.max_turns < 1:
             raise ValueError("max_turns must be >= 1, or None to let the env decide")
+        if self.shared_turns < 0:
+            raise ValueError(
+                f"shared_turns must be >= 0 (0: nothing shared), got {self.shared_turns}"
+            )
+        if self.shared_greedy and not self.shared_turns:
+            raise ValueError("shared_greedy decodes the shared replies: set shared_turns >= 1 too")
         if self.sampling.seed is not None:
             raise ValueError(
                 "sampling.seed is unused in training (the run's seed drives sampling): remove it"
@@ -215,6 +233,8 @@ class TrainConfig:
         LEARNERS[self.algo].check_run(self.algo_config(), self.run_settings(), self.async_rollouts)
         if self.threads is not None and self.threads < 1:
             raise ValueError("threads must be >= 1, or None to leave torch's default")
+        if self.shared_turns and self.self_play is not None:
+            raise ValueError("shared_turns works on single-agent envs: set it to 0 with self_play")
         if self.eval_suite is not None and self.self_play is not None:
             raise ValueError(
                 "eval_suite runs single-agent suites; self-play's evaluation is the win rate "

@@ -23,7 +23,9 @@ def learner_settings(name: str, lr: float | None = None) -> dict[str, Any]:
     measured for the features: `grpo-base` is GRPO without them; `grpo-score` and `ppo-score`
     train in SCoRe's stages, under the key "stages") at learning rate `lr` (None: `LR`).
     `NAME@lr=X,group=G,prompts=P,temp=T` changes the learning rate, the batch geometry and the
-    rollouts' sampling temperature of any of them (`mu=M`: GRPO's passes per batch); a SCoRe
+    rollouts' sampling temperature of any of them (`mu=M`: GRPO's passes per batch; `shared=K`:
+    `TrainConfig.shared_turns`, the first K replies of a group sampled once, `greedy=1` greedily:
+    `shared_greedy`); a SCoRe
     learner also takes `share`, `pin1`, `pin2`, `bonus`, `pg1` (`score_stages`'s
     stage_one_share, stage_one_pin, stage_two_pin, stage_two_bonus, stage_one_pg)."""
     import dataclasses
@@ -42,12 +44,25 @@ def learner_settings(name: str, lr: float | None = None) -> dict[str, Any]:
             settings["group_size" if key == "group" else "prompts_per_step"] = int(value)
         elif key == "temp":
             settings["temperature"] = float(value)
+        elif key == "shared":
+            settings["shared_turns"] = int(value)
+        elif key == "greedy":
+            settings["shared_greedy"] = bool(int(value))
         elif score is not None and key in SCORE_SETTINGS:
             score[SCORE_SETTINGS[key]] = float(value)
         else:
             mu = ["mu"] if settings["algo"] == "grpo" else []
             allowed = ", ".join(
-                ["lr", "group", "prompts", "temp", *mu, *(SCORE_SETTINGS if score else ())]
+                [
+                    "lr",
+                    "group",
+                    "prompts",
+                    "temp",
+                    "shared",
+                    "greedy",
+                    *mu,
+                    *(SCORE_SETTINGS if score else ()),
+                ]
             )
             raise SystemExit(f"unknown learner setting {key!r} in {name}: use {allowed}")
     if score is not None:
