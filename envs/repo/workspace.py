@@ -118,6 +118,18 @@ class Workspace:
                 "The command left more files or bytes than a command may change (or files it "
                 "made unreadable): its changes to the repository were discarded."
             )
+        if changes.files or changes.deleted:
+            note = self._apply(changes)
+            if note:
+                return note
+        # else nothing changed: the files stay as they are (and were checked when they were set)
+        if changes.skipped:
+            shown = ", ".join(changes.skipped[:5])
+            return f"Not kept (only regular files are): {shown}."
+        return ""
+
+    def _apply(self, changes: WorkdirChanges) -> str:
+        """Apply a complete set of changes, all or nothing; "" or why they were discarded."""
         files = {path: data for path, data in self._files.items() if path not in changes.deleted}
         files.update(changes.files)
         executable = (self._executable - set(changes.files)) | set(changes.executable)
@@ -125,9 +137,6 @@ class Workspace:
             self._replace(files, executable)
         except ToolError as exc:
             return f"The command's changes to the repository were discarded: {exc}"
-        if changes.skipped:
-            shown = ", ".join(changes.skipped[:5])
-            return f"Not kept (only regular files are): {shown}."
         return ""
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 
 import gymnasium as gym
 import pytest
@@ -19,6 +20,7 @@ from rlvr.envs import (
     check_env,
     register_task_env,
 )
+from rlvr.envs.core import copy_messages
 from rlvr.envs.judge import TaskJudge
 from tests.envs.toy_envs import CAPITALS, GuessNumberEnv, exact_match
 
@@ -114,6 +116,20 @@ def test_info_is_fresh_on_every_call():
     _, _, _, _, step_info = env.step("x")
     assert [m["content"] for m in step_info["messages"]][-1] == "x"
     assert "tampered" not in str(step_info["messages"])
+
+
+def test_copied_messages_equal_a_deepcopy_and_share_nothing_mutable_with_the_original():
+    calls = [{"name": "run", "arguments": {"command": "ls"}}]
+    shared = {"role": "tool", "content": "out", "calls": calls, "meta": {"calls": calls}}
+    messages = [{"role": "user", "content": "hi"}, shared, shared, ("odd", ["message"])]
+    copied = copy_messages(messages)
+    assert copied == copy.deepcopy(messages)
+    assert copied[1] is copied[2] and copied[1]["calls"] is copied[1]["meta"]["calls"]
+    copied[1]["calls"][0]["arguments"]["command"] = "rm -rf /"
+    copied[0]["content"] = "tampered"
+    copied[3][1].append("tampered")
+    assert messages[1]["calls"][0]["arguments"]["command"] == "ls"
+    assert messages[0]["content"] == "hi" and messages[3] == ("odd", ["message"])
 
 
 def test_verifier_exception_is_an_infra_error_not_a_zero():

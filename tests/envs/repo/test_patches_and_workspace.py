@@ -107,3 +107,14 @@ def test_changes_from_a_command_are_all_or_nothing():
     assert "discarded" in note and "d" not in workspace.files
     note = workspace.absorb(WorkdirChanges(files={"e": b"5"}, skipped=("link",)))
     assert "Not kept" in note and workspace.files["e"] == b"5"
+
+
+def test_a_command_that_changed_nothing_leaves_files_and_modes_as_they_were():
+    workspace = Workspace({"a": b"1", "run.sh": b"echo"}, executable={"run.sh"})
+    assert workspace.absorb(WorkdirChanges()) == ""
+    assert dict(workspace.files) == {"a": b"1", "run.sh": b"echo"}
+    assert workspace.executable == {"run.sh"}
+    note = workspace.absorb(WorkdirChanges(skipped=("fifo",)))
+    assert note == "Not kept (only regular files are): fifo." and "fifo" not in workspace.files
+    assert workspace.absorb(WorkdirChanges(files={"run.sh": b"echo"})) == ""
+    assert workspace.executable == set()  # rewritten without its executable bit

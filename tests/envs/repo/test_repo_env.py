@@ -116,6 +116,24 @@ def test_commands_see_and_change_the_workspace(executor):
     env.close()
 
 
+def test_a_command_that_changes_nothing_keeps_the_workspace_and_same_size_rewrites_count(executor):
+    env, *_ = start(executor)
+    call(env, "write_file", path="tool.sh", content="echo one")
+    call(env, "run", command="chmod +x tool.sh")
+    before = dict(env.unwrapped.workspace.files)
+    observation, *_ = call(env, "run", command="true")
+    assert "[exit code 0]" in observation and "discarded" not in observation
+    assert dict(env.unwrapped.workspace.files) == before
+    assert env.unwrapped.workspace.executable == {"tool.sh"}
+    # Rewritten in place with the same size, its modification time then put back: still seen.
+    rewrite = 't=$(stat -c %y tool.sh); printf "echo two" > tool.sh; touch -d "$t" tool.sh'
+    call(env, "run", command=rewrite)
+    assert env.unwrapped.workspace.files["tool.sh"] == b"echo two"
+    call(env, "run", command="chmod -x tool.sh")
+    assert "tool.sh" not in env.unwrapped.workspace.executable
+    env.close()
+
+
 def test_run_tests_runs_the_repository_tests_and_refuses_odd_targets(executor):
     env, *_ = start(executor)
     observation, *_ = call(env, "run_tests")
