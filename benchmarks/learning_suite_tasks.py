@@ -162,7 +162,9 @@ TASKS: dict[str, Task] = {
             "kind": "schema",
             "target": 0.25,
             "steps": 2000,
-            "eval_every": 100,
+            # greedy accuracy jumps within 100 steps (0.11 at 800, 0.70 at 900 when rebuilt):
+            # checked every 20 it stops near the target, below the ceiling
+            "eval_every": 20,
             "per_schema": 32,
             "lr": 3e-3,
             "demos": 8000,
