@@ -6,7 +6,7 @@ warm start stops on."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,11 +88,14 @@ class ToolDemos:
 
 class RepoDemos(ToolDemos):
     """Repo-v0's scripted demonstrations, in the two pools `ToolDemos.train` mixes: `calls`, the
-    careful fixer (the env's oracle: run the tests, read the file, apply the reference fix, run
-    the tests, submit) and `direct`, the hasty one (apply the reference fix, submit), both
-    played in the env so that tool results are the real ones. Both fix every task; what the
-    hasty one lacks is the file's lines in view when it writes the patch, which a model this
-    size must then recall instead of copy."""
+    careful fixer (read the file the fix changes, replace the buggy line, submit) and `direct`,
+    the hasty one (replace the line, submit), both played in the env so that tool results are
+    the real ones. Both fix every task; what the hasty one lacks is the file's lines in view
+    when it writes the edit, which a model this size must then recall instead of copy.
+
+    The edit is the reference fix as one `replace_in_file` of the changed line, not the unified
+    diff itself: a warm start built on diffs (800 steps, ~70 CPU minutes) solved no episode,
+    because it garbled the diff's context lines and headers (docs/repo.md)."""
 
     def __init__(self, task: Task) -> None:  # fills the pools its own way: no super().__init__
         import gymnasium as gym
@@ -121,32 +124,61 @@ class RepoDemos(ToolDemos):
         self.policy.model.eval()
         self.policy.save(folder)
         figures = dict(extra)
-        for name, temperature in (("greedy", 0.0), ("sampled", 1.0)):
-            judged = quick_records(task, self.policy, 32, temperature)
-            figures |= rate(f"{name}_accuracy", [solved(record) for record in judged])
-            figures |= {f"{name}_{key}": value for key, value in repo_figures(judged).items()}
+        # held out (the test split: repositories and bugs never trained on), and unseen
+        # repositories of the training split, whose bugs the demonstrations may have fixed
+        for split, kwargs in (("", task.heldout), ("train_", task.kwargs)):
+            for name, temperature in (("greedy", 0.0), ("sampled", 1.0)):
+                judged = quick_records(task, self.policy, 32, temperature, kwargs)
+                prefix = f"{split}{name}"
+                figures |= rate(f"{prefix}_accuracy", [solved(record) for record in judged])
+                figures |= {f"{prefix}_{key}": value for key, value in repo_figures(judged).items()}
         print(f"repo warm start: {json.dumps(figures)}", flush=True)
         (folder / "warm_start.json").write_text(json.dumps(figures, indent=1) + "\n")
 
 
 def _repo_script(env: Any, seed: int, careful: bool) -> tuple[list[dict], list[int]]:
-    """One demonstration episode of Repo-v0 (train split): the oracle's careful five steps, or
-    the hasty two (the reference fix, then submit); its messages and the replies' positions."""
+    """One demonstration episode of Repo-v0 (train split): the careful three steps (read the
+    file, replace the line, submit) or the hasty two (replace, submit); its messages and the
+    replies' positions."""
+    from rlvr.envs.repo.env import first_patched_path
     from rlvr.envs.tools.parsing import format_tool_call
 
     env.reset(seed=seed)
     base = env.unwrapped
     fix = base.judge.parse(base.task).fix
-    hasty = iter([format_tool_call("apply_patch", patch=fix), format_tool_call("submit")])
-    while True:
-        reply = base.oracle_reply() if careful else next(hasty)
+    path = first_patched_path(fix)
+    old, new = replacement(fix)
+    replies = [
+        format_tool_call("replace_in_file", path=path, old=old, new=new),
+        format_tool_call("submit"),
+    ]
+    if careful:
+        replies.insert(0, format_tool_call("read_file", path=path))
+    for reply in replies:
         _, reward, terminated, truncated, info = env.step(reply)
         if terminated or truncated:
             break
     if reward != 1.0:
         raise RuntimeError(f"a scripted repository episode was not solved: {info.get('verdict')}")
-    replies = [i for i, m in enumerate(info["messages"]) if m["role"] == "assistant"]
-    return info["messages"][: replies[-1] + 1], replies
+    at = [i for i, m in enumerate(info["messages"]) if m["role"] == "assistant"]
+    return info["messages"][: at[-1] + 1], at
+
+
+def replacement(fix: str) -> tuple[str, str]:
+    """A one-hunk unified diff as `replace_in_file`'s (old, new): its removed and added lines,
+    the first line's indentation dropped from both (a model copies less, and the text still
+    occurs once in the generated tasks: the demonstrations check it by solving)."""
+    lines = fix.split("\n")
+    removed = [line[1:] for line in lines if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
+    if not removed:
+        raise ValueError("the fix removes no line: it has no replace_in_file form")
+    indent = len(removed[0]) - len(removed[0].lstrip())
+
+    def dedent(block: list[str]) -> str:
+        return "\n".join([block[0][indent:], *block[1:]]) if block else ""
+
+    return dedent(removed), dedent(added)
 
 
 def tool_warm_figures(
@@ -231,7 +263,15 @@ def quick_accuracy(task: Task, policy: Any, episodes: int = 64, temperature: flo
     return sum(solved(record) for record in judged) / max(len(judged), 1)
 
 
-def quick_records(task: Task, policy: Any, episodes: int, temperature: float) -> list[Any]:
+def quick_records(
+    task: Task,
+    policy: Any,
+    episodes: int,
+    temperature: float,
+    env_kwargs: Mapping[str, Any] | None = None,
+) -> list[Any]:
+    """Judged episodes on tasks no demonstration used (seeds from 10,000,000): held out, or
+    those of `env_kwargs`."""
     from rlvr.agents.policy import SamplingParams
     from rlvr.rollout.episodes import evaluate
 
@@ -242,7 +282,7 @@ def quick_records(task: Task, policy: Any, episodes: int, temperature: float) ->
         seed=10_000_000,
         batch_size=episodes,
         sampling=SamplingParams(temperature=temperature, max_new_tokens=task.max_new_tokens),
-        env_kwargs=task.heldout,
+        env_kwargs=task.heldout if env_kwargs is None else env_kwargs,
     )
     return report.judged
 

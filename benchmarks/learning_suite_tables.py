@@ -42,6 +42,10 @@ FIGURES = {
         ("fix_rate", "second attempt fixes"),
         ("repeat_rate", "second answer repeats the first"),
     ],
+    "repo": [
+        ("read_before_edit", "read the file before editing"),
+        ("submitted", "submitted"),
+    ],
 }
 STATISTIC = (
     "Mean over seeds [95% t-interval], per-seed values beside it; ± is one evaluation's "

@@ -269,7 +269,7 @@ def test_repo_demos_are_solved_episodes_and_the_figures_tell_careful_from_hasty(
         found = suite_heldout.repo_figures(records)
         return [found[name] for name in ("tests_before_submit", "read_before_edit", "submitted")]
 
-    assert figures(careful) == [1.0, 1.0, 1.0]
+    assert figures(careful) == [0.0, 1.0, 1.0]
     assert figures(hasty) == [0.0, 0.0, 1.0]
     assert figures([(careful[0][0][:1], [])]) == [0.0, 0.0, 0.0]  # the prompt alone: no tool
 
