@@ -195,10 +195,10 @@ def tool_warm_figures(
     for name, temperature in (("greedy", 0.0), ("sampled", 1.0)):
         judged = quick_records(task, policy, episodes, temperature)
         called = [called_a_tool(record) for record in judged]
-        solved = [solved(record) for record in judged]
-        figures |= rate(f"{name}_accuracy", solved) | rate(f"{name}_tool_call_rate", called)
+        right = [solved(record) for record in judged]
+        figures |= rate(f"{name}_accuracy", right) | rate(f"{name}_tool_call_rate", called)
         figures |= rate(
-            f"{name}_accuracy_when_called", [s for s, c in zip(solved, called, strict=True) if c]
+            f"{name}_accuracy_when_called", [s for s, c in zip(right, called, strict=True) if c]
         )
     chances = call_chances(policy, probes, calls)
     figures["call_probability"] = sum(chance for chance, _ in chances) / len(chances)

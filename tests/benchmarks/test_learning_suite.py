@@ -109,6 +109,27 @@ def test_only_the_learnt_reply_of_a_demo_is_trained(tmp_path):
     assert sum(everything[1]) == len(first) + len(second)
 
 
+def test_tool_warm_figures_judge_a_models_episodes(tmp_path):
+    # what a ToolMath warm start saves beside its model (both builds end on it)
+    pytest.importorskip("torch")
+    from rlvr.agents.hf import HFPolicy
+    from tests.agents.support import tiny_model
+
+    policy = HFPolicy(tiny_model(tmp_path / "tiny"))
+    task = suite_tasks.TASKS["toolmath"]
+    env = gym.make(task.env_id, **dict(task.kwargs))
+    try:
+        calls = [suite_demos.episode_ids(policy, *suite_demos._script(env, env, 0, True))]
+    finally:
+        env.close()
+    probes = [policy.encode_prompt([{"role": "user", "content": "What is 2 + 3?"}])]
+    figures = suite_demos.tool_warm_figures(task, policy, probes, calls, episodes=2)
+    for name in ("greedy", "sampled"):
+        assert figures[f"{name}_accuracy_n"] == 2 and figures[f"{name}_tool_call_rate_n"] == 2
+        assert 0.0 <= figures[f"{name}_accuracy"] <= 1.0
+    assert 0.0 <= figures["call_probability"] <= 1.0
+
+
 # --- SCoRe's stages ------------------------------------------------------------------------------
 
 
