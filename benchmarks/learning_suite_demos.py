@@ -169,6 +169,8 @@ def replacement(fix: str) -> tuple[str, str]:
     the first line's indentation dropped from both (a model copies less, and the text still
     occurs once in the generated tasks: the demonstrations check it by solving)."""
     lines = fix.split("\n")
+    if sum(line.startswith("@@") for line in lines) != 1:
+        raise ValueError("the fix is not one hunk: it has no single replace_in_file form")
     removed = [line[1:] for line in lines if line.startswith("-") and not line.startswith("---")]
     added = [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
     if not removed:

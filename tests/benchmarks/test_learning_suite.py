@@ -109,6 +109,16 @@ def test_only_the_learnt_reply_of_a_demo_is_trained(tmp_path):
     assert sum(everything[1]) == len(first) + len(second)
 
 
+def test_a_one_hunk_fix_becomes_one_replacement_and_others_are_refused():
+    head = "--- a/p/m.py\n+++ b/p/m.py\n"
+    fix = head + "@@ -2,3 +2,3 @@\n def f(x):\n-    return x < 1\n+    return x <= 1\n"
+    assert suite_demos.replacement(fix) == ("return x < 1", "return x <= 1")
+    with pytest.raises(ValueError, match="one hunk"):
+        suite_demos.replacement(fix + "@@ -9 +9 @@\n-a\n+b\n")
+    with pytest.raises(ValueError, match="removes no line"):
+        suite_demos.replacement(head + "@@ -1 +1,2 @@\n x\n+y\n")
+
+
 def test_tool_warm_figures_judge_a_models_episodes(tmp_path):
     # what a ToolMath warm start saves beside its model (both builds end on it)
     pytest.importorskip("torch")
