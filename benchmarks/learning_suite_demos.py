@@ -168,19 +168,21 @@ def replacement(fix: str) -> tuple[str, str]:
     """A one-hunk unified diff as `replace_in_file`'s (old, new): its removed and added lines,
     the first line's indentation dropped from both (a model copies less, and the text still
     occurs once in the generated tasks: the demonstrations check it by solving)."""
-    lines = fix.split("\n")
-    if sum(line.startswith("@@") for line in lines) != 1:
+    from rlvr.envs.repo.patches import parse_patch
+
+    hunks = [hunk for patch in parse_patch(fix) for hunk in patch.hunks]
+    if len(hunks) != 1:
         raise ValueError("the fix is not one hunk: it has no single replace_in_file form")
-    removed = [line[1:] for line in lines if line.startswith("-") and not line.startswith("---")]
-    added = [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
+    removed = [text for kind, text in hunks[0].lines if kind == "-"]
+    added = [text for kind, text in hunks[0].lines if kind == "+"]
     if not removed:
         raise ValueError("the fix removes no line: it has no replace_in_file form")
-    indent = len(removed[0]) - len(removed[0].lstrip())
+    indent = len(removed[0]) - len(removed[0].lstrip(" \t"))
 
-    def dedent(block: list[str]) -> str:
-        return "\n".join([block[0][indent:], *block[1:]]) if block else ""
+    def joined(block: list[str]) -> str:  # the lines end in "\n": drop the last one's
+        return "".join(block)[indent:].removesuffix("\n") if block else ""
 
-    return dedent(removed), dedent(added)
+    return joined(removed), joined(added)
 
 
 def tool_warm_figures(
