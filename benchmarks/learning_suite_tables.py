@@ -33,15 +33,17 @@ REFERENCE = "trl"
 SELF_CORRECTING = ("grpo", "grpo-score")
 """Our learners whose self-correction delta the targets judge: GRPO and its SCoRe recipe."""
 # a task's own figures (key in the held-out figures, label), before -> after
+SELF_CORRECTION_FIGURES = [
+    ("delta", "acc@t2 - acc@t1"),
+    ("fix_rate", "second attempt fixes"),
+    ("repeat_rate", "second answer repeats the first"),
+]
 FIGURES = {
     "math": [("level_up", "level 3 accuracy")],
     "toolmath": [("tool_call_rate", "tool-call rate")],
     "toolmath-suppressed": [("tool_call_rate", "tool-call rate")],
-    "selfcorrect": [
-        ("delta", "acc@t2 - acc@t1"),
-        ("fix_rate", "second attempt fixes"),
-        ("repeat_rate", "second answer repeats the first"),
-    ],
+    "selfcorrect": SELF_CORRECTION_FIGURES,
+    "selfcorrect-choice": SELF_CORRECTION_FIGURES,
     "repo": [
         ("read_before_edit", "read the file before editing"),
         ("submitted", "submitted"),

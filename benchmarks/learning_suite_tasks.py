@@ -53,6 +53,39 @@ class Task:
     own `NAME@lr=X` still wins."""
 
 
+def _self_correction(title: str, families: list[str], stop: Mapping[str, Any]) -> Task:
+    """rlvr/MathSelfCorrect-v0 over `families` at levels 1-2: two attempts, SCoRe's shaped
+    reward, per-turn credit for our GRPO; the warm start is the math task's model supervised on
+    two-attempt demonstrations (`build_retry_model`), stopped as `stop` says."""
+    env_kwargs = {"families": families, "difficulty": [1, 2]}
+    attempts = {"max_attempts": 2, "reward": "shaped", "bonus": 0.5}
+    return Task(
+        title=title,
+        env_id="rlvr/MathSelfCorrect-v0",
+        kwargs={"env_kwargs": env_kwargs, **attempts},
+        heldout={"env_kwargs": {**env_kwargs, "split": "test"}, **attempts},
+        max_new_tokens=16,
+        max_turns=2,
+        eval_episodes=1000,
+        threshold=0.05,
+        budget=90.0,
+        eval_every=45.0,
+        warm={
+            "kind": "retry",
+            "from": "math",
+            "demos": 4000,
+            "right_share": 0.25,
+            "lr": 1e-3,
+            "batch": 64,
+            "steps": 400,
+            "eval_every": 20,
+            "eval_episodes": 200,
+            **stop,
+        },
+        grpo={"turn_credit": True},
+    )
+
+
 # The two ToolMath tasks differ only in their warm start (and title).
 TOOLMATH: dict[str, Any] = {
     "env_id": "rlvr/ToolMath-v0",
@@ -109,41 +142,16 @@ TASKS: dict[str, Task] = {
             "greedy_calls": 0.02,
         },
     ),
-    "selfcorrect": Task(
-        title="MathSelfCorrect-v0 (2 attempts, shaped)",
-        env_id="rlvr/MathSelfCorrect-v0",
-        kwargs={
-            "env_kwargs": {"families": MIX, "difficulty": [1, 2]},
-            "max_attempts": 2,
-            "reward": "shaped",
-            "bonus": 0.5,
-        },
-        heldout={
-            "env_kwargs": {"families": MIX, "difficulty": [1, 2], "split": "test"},
-            "max_attempts": 2,
-            "reward": "shaped",
-            "bonus": 0.5,
-        },
-        max_new_tokens=16,
-        max_turns=2,
-        eval_episodes=1000,
-        threshold=0.05,
-        budget=90.0,
-        eval_every=45.0,
-        warm={
-            "kind": "retry",
-            "from": "math",
-            "demos": 4000,
-            "right_share": 0.25,
-            "lr": 1e-3,
-            "batch": 64,
-            "steps": 400,
-            "eval_every": 20,
-            "eval_episodes": 200,
-            "delta_target": 0.06,
-            "first_cap": 0.36,
-        },
-        grpo={"turn_credit": True},
+    "selfcorrect": _self_correction(
+        "MathSelfCorrect-v0 (2 attempts, shaped)",
+        MIX,
+        {"delta_target": 0.06, "first_cap": 0.36},
+    ),
+    # Three options a question: a second attempt that avoids the rejected one is worth a lot.
+    "selfcorrect-choice": _self_correction(
+        "MathSelfCorrect-v0, three options (2 attempts, shaped)",
+        ["arithmetic_choice"],
+        {"delta_target": 1.0, "first_cap": 1.0, "eval_every": 40},
     ),
     "sql": Task(
         title="SQL-v0 level 1, flights (SQLite)",

@@ -207,10 +207,9 @@ def retry_demos(
             _, info = env.reset(seed=seed + i)
             reference = env.unwrapped.oracle_reply()
             if i not in right:
-                gold = env.unwrapped.task.answer
-                wrong = reference.replace(
-                    f"\\boxed{{{gold}}}", f"\\boxed{{{_near_miss(gold, rng)}}}"
-                )
+                posed = env.unwrapped.task
+                miss = _near_miss(posed.answer, rng, posed.metadata.get("options"))
+                wrong = reference.replace(f"\\boxed{{{posed.answer}}}", f"\\boxed{{{miss}}}")
                 _, _, terminated, _, info = env.step(wrong)
                 if terminated:
                     raise RuntimeError(f"{task.env_id}: a wrong first attempt ended the episode")
@@ -225,8 +224,11 @@ def retry_demos(
     return demos
 
 
-def _near_miss(answer: str, rng: Any) -> str:
-    """A wrong answer close to an integer `answer`: off by 1-9, 10 or 100 (a slip, a carry)."""
+def _near_miss(answer: str, rng: Any, options: list[str] | None = None) -> str:
+    """A wrong answer close to an integer `answer`: off by 1-9, 10 or 100 (a slip, a carry);
+    one of the wrong `options` when the task offers a choice."""
+    if options:
+        return str(rng.choice([option for option in options if option != answer]))
     try:
         value = int(answer)
     except ValueError:

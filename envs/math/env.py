@@ -10,7 +10,7 @@ from rlvr.envs import options
 from rlvr.envs.core import TextEnv
 from rlvr.envs.errors import EnvConfigError
 from rlvr.envs.judge import TaskJudge
-from rlvr.envs.math.families import FAMILIES, LEVELS, generate
+from rlvr.envs.math.families import DEFAULT_FAMILIES, FAMILIES, LEVELS, generate
 from rlvr.envs.options import (
     declare,
     flag,
@@ -48,8 +48,9 @@ class MathEnv(TextEnv):
     `quadratic` (equations; the answer is the set of real roots), `systems` (of linear equations;
     an ordered tuple), `polynomials` (evaluate, expand, remainders, build from roots),
     `number_theory` (gcd, lcm, remainders, inverses), `combinatorics` (counting and exact
-    probabilities) and `word_problems`. Level 1 of `arithmetic` is two-digit addition
-    ("What is 47 + 38?"), an easy start a tiny model can learn:
+    probabilities) and `word_problems`. A tenth, `arithmetic_choice` (`arithmetic`'s question
+    with three options to choose from), is drawn only when named. Level 1 of `arithmetic` is
+    two-digit addition ("What is 47 + 38?"), an easy start a tiny model can learn:
     `gym.make("rlvr/Math-v0", families=["arithmetic"], difficulty=1)`. Any task source can
     replace the generator, e.g. GSM8K or MATH loaded with `rlvr.envs.math.load_gsm8k` /
     `load_math`.
@@ -81,7 +82,8 @@ class MathEnv(TextEnv):
     ## Arguments
     - `split`: "train" (default) or "test"; the two never share a problem.
     - `difficulty`: a level in 1..5 or a list of levels (default: all five).
-    - `families`: names of the families to draw from (default: all).
+    - `families`: names of the families to draw from (default: the nine above, not
+      `arithmetic_choice`).
     - `seed`: the dataset seed (which problems exist); episode sampling uses `reset(seed=...)`.
     - `tasks`: a task source or list of tasks replacing the generator (then leave `split`,
       `difficulty`, `families` and `seed` unset).
@@ -94,6 +96,7 @@ class MathEnv(TextEnv):
 
     ## Version History
     - v0: initial release: nine families x five levels, GSM8K/MATH loaders, exact verifier.
+      `arithmetic_choice` added later, only when named (v0's default episodes unchanged).
     """
 
     argument_checks = declare(
@@ -185,11 +188,12 @@ def procedural_source(
     seed: int | None = None,
 ) -> ProceduralSource:
     """The procedural task source of `rlvr/Math-v0` (arguments as in the env card)."""
-    names = tuple(dict.fromkeys(options.subset(families, FAMILIES, name="families")))
+    chosen = DEFAULT_FAMILIES if families is None else families
+    names = tuple(dict.fromkeys(options.subset(chosen, FAMILIES, name="families")))
     levels = options.levels(LEVELS if difficulty is None else difficulty, LEVELS)
     return ProceduralSource(
         functools.partial(generate, families=names),
-        name="math" if len(names) == len(FAMILIES) else "math-" + "+".join(names),
+        name="math" if names == DEFAULT_FAMILIES else "math-" + "+".join(names),
         split="train" if split is None else split,
         difficulty=levels,
         seed=0 if seed is None else seed,

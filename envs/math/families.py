@@ -148,6 +148,26 @@ def arithmetic(rng: np.random.Generator, level: int) -> Problem:
     return _problem(f"What is {expression}?", str(quotient + power_base**power))
 
 
+def arithmetic_choice(rng: np.random.Generator, level: int) -> Problem:
+    """`arithmetic`'s question with three options to choose from: the answer and two slips
+    (off by 1-9, 10 or 100), in a random order. Few candidates make a second attempt that
+    only avoids the rejected answer worth a lot, so self-correction has something RL can
+    learn. The question alone decides the split: the same sum with its options in another
+    order never lands in both."""
+    question = arithmetic(rng, level)
+    answer = int(question.answer)
+    options = {answer}
+    while len(options) < CHOICES:
+        slip = int(_pick(rng, (*range(1, 10), 10, 100)))
+        options.add(answer + slip * int(_pick(rng, (-1, 1))))
+    shown = [str(value) for value in rng.permutation(sorted(options)).tolist()]
+    prompt = f"{question.prompt} Choose from {shown[0]}, {shown[1]} and {shown[2]}."
+    return Problem(prompt, question.answer, {"options": shown}, split_keys=(question.prompt,))
+
+
+CHOICES = 3
+
+
 def _signed(value: int) -> str:
     return f"({value})" if value < 0 else str(value)
 
@@ -551,6 +571,7 @@ def word_problems(rng: np.random.Generator, level: int) -> Problem:
 
 FAMILIES: dict[str, FamilyGenerator] = {
     "arithmetic": arithmetic,
+    "arithmetic_choice": arithmetic_choice,
     "fractions": fractions,
     "linear": linear,
     "quadratic": quadratic,
@@ -560,10 +581,18 @@ FAMILIES: dict[str, FamilyGenerator] = {
     "combinatorics": combinatorics,
     "word_problems": word_problems,
 }
+# The families drawn from when none are named: rlvr/Math-v0's task distribution. Families added
+# after v0 (`arithmetic_choice`) are drawn only when named, so v0's episodes stay as they were.
+DEFAULT_FAMILIES = tuple(name for name in FAMILIES if name != "arithmetic_choice")
 
 
 def generate(rng: np.random.Generator, level: int, families: tuple[str, ...]) -> Problem:
     """One problem from a family drawn with `rng` among `families`, at difficulty `level`."""
     family = families[int(rng.integers(len(families)))] if len(families) > 1 else families[0]
     problem = FAMILIES[family](rng, level)
-    return Problem(problem.prompt, problem.answer, {"family": family, **problem.metadata})
+    return Problem(
+        problem.prompt,
+        problem.answer,
+        {"family": family, **problem.metadata},
+        split_keys=problem.split_keys,
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -89,6 +90,16 @@ def test_a_near_miss_needs_an_integer_answer():
     assert "42" not in misses and all(1 <= abs(int(m) - 42) <= 100 for m in misses)
     with pytest.raises(ValueError, match="integer answers"):
         suite_warm._near_miss("3/4", rng)
+
+
+def test_a_retry_demo_of_a_choice_task_errs_with_another_option():
+    """With options offered, the wrong first attempt is one of them, as a model's would be."""
+    choice = suite_tasks.TASKS["selfcorrect-choice"]
+    demos = suite_warm.retry_demos(choice, 12, 0.0, seed=5)
+    for messages, replies, _ in demos:
+        options = re.search(r"Choose from (.+), (.+) and (.+)\.", messages[0]["content"]).groups()
+        first, second = (find_boxed(messages[k]["content"])[-1] for k in replies)
+        assert first in options and second in options and first != second
 
 
 def test_only_the_learnt_reply_of_a_demo_is_trained(tmp_path):

@@ -20,6 +20,7 @@ from rlvr.envs.math import (
     math_answer,
     procedural_source,
 )
+from rlvr.verifiers import Status
 from rlvr.verifiers.math import MathVerifier
 from tests.conftest import require_extra
 
@@ -313,3 +314,27 @@ def test_load_from_a_saved_hf_dataset(tmp_path):
     math_folder = tmp_path / "math_saved"
     datasets.Dataset.from_list(MATH_ROWS).save_to_disk(str(math_folder))
     assert load_math(math_folder)[0].answer == "2\\sqrt{2}"
+
+
+def test_arithmetic_choice_offers_the_answer_among_three_and_only_when_named():
+    source = procedural_source(families=["arithmetic_choice"], difficulty=list(LEVELS))
+    for index in range(60):
+        task = source[index]
+        options = task.metadata["options"]
+        assert len(set(options)) == 3 and task.answer in options
+        assert task.prompt.endswith(f"Choose from {options[0]}, {options[1]} and {options[2]}.")
+        every_option = ", ".join(options)
+        for reply in (f"\\boxed{{{every_option}}}", " ".join(f"\\boxed{{{o}}}" for o in options)):
+            assert VERIFIER.verify(reply, task).status == Status.INCORRECT, reply
+    default = procedural_source(difficulty=1)
+    assert "arithmetic_choice" not in {default[i].metadata["family"] for i in range(300)}
+
+
+def test_arithmetic_choice_splits_by_question_not_by_option_order():
+    """Options drawn in another order make another prompt: the question alone must decide."""
+
+    def questions(split):
+        source = procedural_source(families=["arithmetic_choice"], difficulty=1, split=split)
+        return {source[i].prompt.split(" Choose")[0] for i in range(3000)}
+
+    assert not questions("train") & questions("test")
