@@ -24,6 +24,11 @@ Tasks (each with a tiny Qwen2 built offline and warm-started below its ceiling):
   second attempt beats the first by a little, below its ceiling. Accuracy after the second
   attempt, and the SCoRe measure: second-attempt accuracy minus first-attempt accuracy,
   before and after, with how often the second answer repeats the first and fixes it.
+- `selfcorrect-choice`: the same over Math-v0's `arithmetic_choice` (the question with three
+  options, one right), where a second attempt that avoids the rejected option and picks well
+  among the other two is worth much. Its warm start is the math task's, supervised on the
+  same kind of two-attempt episodes (the wrong first attempt is another option) for a fixed
+  1200 steps, with no stop rule.
 - `sql`: rlvr/SQL-v0 level 1 (filters on one table) on one domain's schema (flights), without
   example rows, 2000 databases, both splits stratified by question template (`stratify`);
   warm start supervised on reference queries. Its held-out questions carry values no
@@ -44,8 +49,9 @@ suite resumes where it stopped, and refuses to resume runs made with other setti
 warm start or held-out set), with its provenance: the commit and whether tracked files had
 uncommitted changes, fingerprints of the warm start's files and of the held-out task list,
 every task and learner setting (`run_settings`), library versions, the seed. Named experiments
-(`EXPERIMENTS`: `math-30`, `math-120`, `math-300`, `selfcorrect`, `toolmath`, `sql`,
-`ablation`) fix the tasks, learners, seeds and budget of one table of docs/agents.md:
+(`EXPERIMENTS`: `math-30`, `math-120`, `math-300`, `selfcorrect`, `selfcorrect-choice`,
+`toolmath`, `toolmath-suppressed`, `sql`, `repo`, `ablation`) fix the tasks, learners, seeds
+and budget of one table of docs/agents.md:
 
     .venv/bin/python benchmarks/learning_suite.py --experiment math-30      # run it
     .venv/bin/python benchmarks/learning_suite.py --experiment math-30 --store  # keep results

@@ -151,7 +151,7 @@ TASKS: dict[str, Task] = {
     "selfcorrect-choice": _self_correction(
         "MathSelfCorrect-v0, three options (2 attempts, shaped)",
         ["arithmetic_choice"],
-        {"delta_target": 1.0, "first_cap": 1.0, "eval_every": 40},
+        {"steps": 1200, "eval_every": 100, "delta_target": 1.0, "first_cap": 1.0},
     ),
     "sql": Task(
         title="SQL-v0 level 1, flights (SQLite)",
@@ -253,6 +253,10 @@ EXPERIMENTS: dict[str, Experiment] = {
     # SCoRe's recipe (`grpo-score`, tuned on seeds 0-2) beside our GRPO, PPO and TRL
     "selfcorrect": Experiment(
         ("selfcorrect",), FRESH_SEEDS, learners=("grpo", "grpo-score", "ppo", "trl")
+    ),
+    # the same four where a second attempt has few candidates (three options a question)
+    "selfcorrect-choice": Experiment(
+        ("selfcorrect-choice",), FRESH_SEEDS, learners=("grpo", "grpo-score", "ppo", "trl")
     ),
     "toolmath": Experiment(("toolmath",), FRESH_SEEDS),
     # labelled: RL brings back a choice the warm start was trained out of
