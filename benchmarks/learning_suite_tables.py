@@ -4,6 +4,7 @@ training budget, and the issue's targets, in markdown, from complete stored runs
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections import Counter
@@ -337,15 +338,16 @@ def target_lines(rows: Mapping[str, Mapping[str, dict[str, Any]]]) -> list[str]:
             f"{_fmt(start)} -> {interval(rate)}, accuracy gain {interval(tool['gain'], True)} | "
             f"{'met' if met else 'NOT met'} |"
         )
-    for learner in SELF_CORRECTING:
-        correct = rows.get("selfcorrect", {}).get(learner)
+    corrections = [task for task in rows if FIGURES.get(task) is SELF_CORRECTION_FIGURES]
+    for task, learner in itertools.product(corrections, SELF_CORRECTING):
+        correct = rows[task].get(learner)
         if not correct:
             continue
         _, start, delta = correct["figures"][0]
         raised = "raised beyond the interval" if delta.low > start else "not raised beyond it"
         lines.append(
             f"| self-correction delta positive after training (and raised by RL), "
-            f"{LABELS[learner]} | acc@t2 - acc@t1 {_fmt(start, signed=True)} -> "
+            f"{LABELS[learner]}, {task} | acc@t2 - acc@t1 {_fmt(start, signed=True)} -> "
             f"{interval(delta, True)} | {'met' if delta.mean > 0 else 'NOT met'} ({raised}) |"
         )
     return lines

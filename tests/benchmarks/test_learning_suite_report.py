@@ -462,10 +462,13 @@ def test_targets_say_whether_training_raised_the_self_correction_delta(deltas, v
     row = {"figures": [("acc@t2 - acc@t1", start, suite_results.mean_interval(deltas))]}
     (line,) = suite_tables.target_lines({"selfcorrect": {"grpo": row}})
     assert line.endswith(f"| {verdict} |")
-    ours = suite_tables.target_lines({"selfcorrect": {"grpo": row, "grpo-score": row, "ppo": row}})
+    both = {"grpo": row, "grpo-score": row, "ppo": row}
+    ours = suite_tables.target_lines({"selfcorrect": both, "selfcorrect-choice": {"grpo": row}})
+    named = "| self-correction delta positive after training (and raised by RL)"
     assert [line.split(" | ")[0] for line in ours] == [
-        "| self-correction delta positive after training (and raised by RL), rlvr GRPO",
-        "| self-correction delta positive after training (and raised by RL), rlvr GRPO, SCoRe",
+        f"{named}, rlvr GRPO, selfcorrect",
+        f"{named}, rlvr GRPO, SCoRe, selfcorrect",
+        f"{named}, rlvr GRPO, selfcorrect-choice",
     ]
 
 
