@@ -316,6 +316,22 @@ def test_load_from_a_saved_hf_dataset(tmp_path):
     assert load_math(math_folder)[0].answer == "2\\sqrt{2}"
 
 
+def hedges(options: list[str]) -> list[str]:
+    """Replies that give every option at once, in the forms a policy could try."""
+    listed = ", ".join(options)
+    a, b, c = options
+    return [
+        f"\\boxed{{{listed}}}",
+        " ".join(f"\\boxed{{{option}}}" for option in options),
+        f"\\boxed{{\\{{{listed}\\}}}}",
+        f"\\boxed{{({listed})}}",
+        f"\\boxed{{[{listed}]}}",
+        f"\\boxed{{{a} \\text{{ or }} {b} \\text{{ or }} {c}}}",
+        f"\\boxed{{{a} \\lor {b} \\lor {c}}}",
+        f"The answer is {a} or {b} or {c}",
+    ]
+
+
 def test_arithmetic_choice_offers_the_answer_among_three_and_only_when_named():
     source = procedural_source(families=["arithmetic_choice"], difficulty=list(LEVELS))
     for index in range(60):
@@ -323,8 +339,7 @@ def test_arithmetic_choice_offers_the_answer_among_three_and_only_when_named():
         options = task.metadata["options"]
         assert len(set(options)) == 3 and task.answer in options
         assert task.prompt.endswith(f"Choose from {options[0]}, {options[1]} and {options[2]}.")
-        every_option = ", ".join(options)
-        for reply in (f"\\boxed{{{every_option}}}", " ".join(f"\\boxed{{{o}}}" for o in options)):
+        for reply in hedges(options):
             assert VERIFIER.verify(reply, task).status == Status.INCORRECT, reply
     default = procedural_source(difficulty=1)
     assert "arithmetic_choice" not in {default[i].metadata["family"] for i in range(300)}
