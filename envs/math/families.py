@@ -148,6 +148,10 @@ def arithmetic(rng: np.random.Generator, level: int) -> Problem:
     return _problem(f"What is {expression}?", str(quotient + power_base**power))
 
 
+CHOICES = 3
+"""How many options `arithmetic_choice` offers, the answer among them."""
+
+
 def arithmetic_choice(rng: np.random.Generator, level: int) -> Problem:
     """`arithmetic`'s question with three options to choose from: the answer and two slips
     (off by 1-9, 10 or 100), in a random order. Few candidates make a second attempt that
@@ -161,11 +165,8 @@ def arithmetic_choice(rng: np.random.Generator, level: int) -> Problem:
         slip = int(_pick(rng, (*range(1, 10), 10, 100)))
         options.add(answer + slip * int(_pick(rng, (-1, 1))))
     shown = [str(value) for value in rng.permutation(sorted(options)).tolist()]
-    prompt = f"{question.prompt} Choose from {shown[0]}, {shown[1]} and {shown[2]}."
+    prompt = f"{question.prompt} Choose from {', '.join(shown[:-1])} and {shown[-1]}."
     return Problem(prompt, question.answer, {"options": shown}, split_keys=(question.prompt,))
-
-
-CHOICES = 3
 
 
 def _signed(value: int) -> str:
