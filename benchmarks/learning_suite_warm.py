@@ -227,13 +227,15 @@ def retry_demos(
 def _near_miss(answer: str, rng: Any, options: list[str] | None = None) -> str:
     """A wrong answer close to an integer `answer`: off by 1-9, 10 or 100 (a slip, a carry);
     one of the wrong `options` when the task offers a choice."""
+    from rlvr.envs.math.families import SLIPS
+
     if options:
         return str(rng.choice([option for option in options if option != answer]))
     try:
         value = int(answer)
     except ValueError:
         raise ValueError(f"retry demos need integer answers, got {answer!r}") from None
-    size = int(rng.choice([*range(1, 10), 10, 100]))
+    size = int(rng.choice(SLIPS))
     return str(value + size * int(rng.choice([-1, 1])))
 
 

@@ -150,6 +150,8 @@ def arithmetic(rng: np.random.Generator, level: int) -> Problem:
 
 CHOICES = 3
 """How many options `arithmetic_choice` offers, the answer among them."""
+SLIPS = (*range(1, 10), 10, 100)
+"""How far a slip lands from the answer (either way): a digit, a carry, a column."""
 
 
 def arithmetic_choice(rng: np.random.Generator, level: int) -> Problem:
@@ -162,7 +164,7 @@ def arithmetic_choice(rng: np.random.Generator, level: int) -> Problem:
     answer = int(question.answer)
     options = {answer}
     while len(options) < CHOICES:
-        slip = int(_pick(rng, (*range(1, 10), 10, 100)))
+        slip = int(_pick(rng, SLIPS))
         options.add(answer + slip * int(_pick(rng, (-1, 1))))
     shown = [str(value) for value in rng.permutation(sorted(options)).tolist()]
     prompt = f"{question.prompt} Choose from {', '.join(shown[:-1])} and {shown[-1]}."
