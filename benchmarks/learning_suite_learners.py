@@ -80,11 +80,11 @@ SCORE_SETTINGS = {
 """The `NAME@...` keys of a SCoRe learner and the `score_stages` arguments they set."""
 
 
-def trl_settings(name: str, lr: float | None = None) -> dict[str, Any]:
-    """TRL's learning rate and batch geometry: our GRPO's (learning rate `lr`, None: `LR`), or
-    as `trl@lr=X,group=G,prompts=P` says."""
+def trl_settings(name: str, task: Task) -> dict[str, Any]:
+    """TRL's learning rate and batch geometry: our GRPO's (learning rate `Task.lr`, None: `LR`),
+    or as `trl@lr=X,group=G,prompts=P` says; and the task's micro-batch, if it has one."""
     settings: dict[str, Any] = {
-        "lr": LR if lr is None else lr,
+        "lr": LR if task.lr is None else task.lr,
         "group": GRPO_GEOMETRY["group_size"],
         "prompts": GRPO_GEOMETRY["prompts_per_step"],
     }
@@ -93,17 +93,22 @@ def trl_settings(name: str, lr: float | None = None) -> dict[str, Any]:
         if key not in settings:
             raise SystemExit(f"unknown TRL setting {key!r} in {name}: use lr, group, prompts")
         settings[key] = float(value) if key == "lr" else int(value)
+    if task.micro_batch is not None:
+        settings["micro_batch"] = task.micro_batch
     return settings
 
 
 def our_settings(task: Task, learner: str) -> dict[str, Any]:
     """TrainConfig fields of our learner `learner` on `task`: its variant at the task's learning
-    rate, with the task's own GRPO fields (`Task.grpo`)."""
+    rate, with the task's own GRPO fields (`Task.grpo`) and micro-batch (`Task.micro_batch`)."""
     import dataclasses
 
     settings = learner_settings(learner, task.lr)
     if settings["algo"] == "grpo":
         settings["grpo"] = dataclasses.replace(settings["grpo"], **task.grpo)
+    if task.micro_batch is not None:
+        algo = settings["algo"]
+        settings[algo] = dataclasses.replace(settings[algo], micro_batch_size=task.micro_batch)
     return settings
 
 

@@ -31,7 +31,7 @@ def run_settings(name: str, learner: str, budget: float, eval_every: float) -> d
     fields |= {"budget": budget, "eval_every": eval_every}
     evaluation = {"seed": EVAL_SEED, "temperature": 0.0}
     if learner.partition("@")[0] == "trl":
-        trainer: dict[str, Any] = trl_settings(learner, task.lr)
+        trainer: dict[str, Any] = trl_settings(learner, task)
     else:
         trainer = our_settings(task, learner)
     task_fields = {"name": name, **fields, "evaluation": evaluation}

@@ -255,7 +255,7 @@ def run_trl(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any
             next_eval[0] += args.eval_every
 
     clock.on_row = on_row
-    settings = trl_settings(args.worker, task.lr)
+    settings = trl_settings(args.worker, task)
     prompts, generations = settings["prompts"], settings["group"]
     steps = int(args.budget * 5) + 10  # more than it can do in the budget
     trainer = trl_baseline.make_trainer(
@@ -273,6 +273,7 @@ def run_trl(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any
         callbacks=[clock.callback],
         multi_turn=task.max_turns is not None,
         max_turns=task.max_turns,
+        micro_batch=settings.get("micro_batch"),
     )
     trainer.train()
     budget.cpu, budget.wall = clock.cpu_seconds, clock.train_seconds

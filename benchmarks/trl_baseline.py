@@ -127,10 +127,14 @@ def make_trainer(
     callbacks: Sequence[Any] = (),
     multi_turn: bool = False,
     max_turns: int | None = None,
+    micro_batch: int | None = None,
 ) -> Any:
     """A `trl.GRPOTrainer` over the tasks `seeds` (prompts_per_step of them per step, in order).
 
-    `multi_turn` plays whole episodes through `env_rollout` (`max_turns` cuts them)."""
+    `multi_turn` plays whole episodes through `env_rollout` (`max_turns` cuts them).
+    `micro_batch` episodes go through each forward and backward pass (None: the whole batch):
+    TRL then accumulates the gradient over the batch's slices and still takes one optimizer
+    step per generated batch, so the update is the same."""
     import os
 
     from datasets import Dataset
@@ -149,6 +153,10 @@ def make_trainer(
         extra = {"rollout_func": rollout, "reward_funcs": [episode_return]}
     else:
         extra = {"reward_funcs": [env_reward(env_id, env_kwargs)]}
+    batch = prompts_per_step * group_size
+    micro_batch = micro_batch or batch
+    if batch % micro_batch:
+        raise ValueError(f"micro_batch {micro_batch} must divide the batch of {batch} episodes")
     config = GRPOConfig(
         output_dir=output_dir,
         learning_rate=lr,
@@ -157,8 +165,8 @@ def make_trainer(
         adam_beta2=0.99,
         weight_decay=0.0,
         max_grad_norm=1.0,
-        per_device_train_batch_size=prompts_per_step * group_size,
-        gradient_accumulation_steps=1,
+        per_device_train_batch_size=micro_batch,
+        gradient_accumulation_steps=batch // micro_batch,
         num_generations=group_size,
         max_completion_length=max_new_tokens,
         max_steps=steps,
