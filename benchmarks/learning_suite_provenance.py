@@ -20,6 +20,11 @@ HERE = Path(__file__).resolve().parent
 # --- provenance: what a result was made from ----------------------------------------------------
 
 
+UNSET_UNWRITTEN = ("micro_batch",)
+"""Task fields added after results were stored: written only when set, so a stored result of a
+task that does not set one still matches its task."""
+
+
 def run_settings(name: str, learner: str, budget: float, eval_every: float) -> dict[str, Any]:
     """Every setting of a run but its seed: the task's (the Task fields, env kwargs included, at
     the budget and evaluation period it ran with, and the evaluation's sampling) and the
@@ -27,7 +32,11 @@ def run_settings(name: str, learner: str, budget: float, eval_every: float) -> d
     import dataclasses
 
     task = TASKS[name]
-    fields = {k: v for k, v in dataclasses.asdict(task).items() if k != "title"}
+    fields = {
+        key: value
+        for key, value in dataclasses.asdict(task).items()
+        if key != "title" and not (key in UNSET_UNWRITTEN and value is None)
+    }
     fields |= {"budget": budget, "eval_every": eval_every}
     evaluation = {"seed": EVAL_SEED, "temperature": 0.0}
     if learner.partition("@")[0] == "trl":

@@ -291,6 +291,46 @@ def test_the_plan_keeps_a_learners_settings_together():
     assert plan(experiment="selfcorrect", learners="grpo-score,trl")[1] == ["grpo-score", "trl"]
 
 
+def test_a_task_micro_batch_reaches_every_learner_and_only_its_own():
+    task = suite_tasks.TASKS["repo-trainsplit"]
+    for learner in ("grpo", "ppo", "rloo"):
+        settings = suite_learners.our_settings(task, learner)
+        assert settings[settings["algo"]].micro_batch_size == task.micro_batch == 16
+    assert suite_learners.trl_settings("trl@lr=1e-3", task)["micro_batch"] == 16
+    other = suite_tasks.TASKS["math"]
+    assert suite_learners.our_settings(other, "grpo")["grpo"].micro_batch_size is None
+    assert "micro_batch" not in suite_learners.trl_settings("trl", other)
+
+
+def test_trl_micro_batches_still_take_one_optimizer_step_per_generated_batch(tmp_path):
+    pytest.importorskip("trl")
+    import trl_baseline
+
+    from tests.agents import support
+
+    model = support.tiny_model(tmp_path / "model")
+    common = dict(
+        model_path=str(model),
+        env_id="rlvr/Math-v0",
+        env_kwargs={},
+        seeds=list(range(8)),
+        prompts_per_step=4,
+        group_size=4,
+        max_new_tokens=8,
+        lr=1e-4,
+        steps=2,
+        output_dir=str(tmp_path / "trl"),
+    )
+    whole = trl_baseline.make_trainer(**common).args
+    sliced = trl_baseline.make_trainer(**common, micro_batch=4).args
+    assert (whole.per_device_train_batch_size, whole.gradient_accumulation_steps) == (16, 1)
+    assert (sliced.per_device_train_batch_size, sliced.gradient_accumulation_steps) == (4, 4)
+    # one generated batch of 4 prompts x 4 per optimizer step, either way
+    assert whole.generation_batch_size == sliced.generation_batch_size == 16
+    with pytest.raises(ValueError, match="must divide"):
+        trl_baseline.make_trainer(**common, micro_batch=5)
+
+
 def test_repo_demos_are_solved_episodes_and_the_figures_tell_careful_from_hasty():
     # The repo task's warm start mixes two scripted fixers; its figures must tell them apart.
     from types import SimpleNamespace
