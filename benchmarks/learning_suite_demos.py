@@ -6,6 +6,7 @@ warm start stops on."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -95,7 +96,9 @@ class RepoDemos(ToolDemos):
 
     The edit is the reference fix as one `replace_in_file` of the changed line, not the unified
     diff itself: a warm start built on diffs (800 steps, ~70 CPU minutes) solved no episode,
-    because it garbled the diff's context lines and headers (docs/repo.md)."""
+    because it garbled the diff's context lines and headers (docs/repo.md). With
+    `warm["edit"] == "sed"` it is one `run` of `sed` over `*/MODULE.py` instead
+    (`sed_fix`): no package name to copy, and a few characters around the bug, not a line."""
 
     def __init__(self, task: Task) -> None:  # fills the pools its own way: no super().__init__
         import gymnasium as gym
@@ -106,8 +109,9 @@ class RepoDemos(ToolDemos):
         warm = task.warm
         env = gym.make(task.env_id, **dict(task.kwargs))
         try:
-            careful = [_repo_script(env, seed, careful=True) for seed in range(warm["demos"])]
-            hasty = [_repo_script(env, seed, careful=False) for seed in range(warm["demos"])]
+            edit = warm.get("edit", "replace")
+            careful = [_repo_script(env, seed, True, edit) for seed in range(warm["demos"])]
+            hasty = [_repo_script(env, seed, False, edit) for seed in range(warm["demos"])]
         finally:
             env.close()
         texts = [m["content"] for messages, _ in careful[:300] for m in messages]
@@ -136,10 +140,13 @@ class RepoDemos(ToolDemos):
         (folder / "warm_start.json").write_text(json.dumps(figures, indent=1) + "\n")
 
 
-def _repo_script(env: Any, seed: int, careful: bool) -> tuple[list[dict], list[int]]:
+def _repo_script(
+    env: Any, seed: int, careful: bool, edit: str = "replace"
+) -> tuple[list[dict], list[int]]:
     """One demonstration episode of Repo-v0 (train split): the careful three steps (read the
-    file, replace the line, submit) or the hasty two (replace, submit); its messages and the
-    replies' positions."""
+    file, fix it, submit) or the hasty two (fix, submit), the fix as `edit` says ("replace":
+    `replace_in_file` of the changed line, "sed": `sed_fix`); its messages and the replies'
+    positions."""
     from rlvr.envs.repo.env import first_patched_path
     from rlvr.envs.tools.parsing import format_tool_call
 
@@ -148,10 +155,14 @@ def _repo_script(env: Any, seed: int, careful: bool) -> tuple[list[dict], list[i
     fix = base.judge.parse(base.task).fix
     path = first_patched_path(fix)
     old, new = replacement(fix)
-    replies = [
-        format_tool_call("replace_in_file", path=path, old=old, new=new),
-        format_tool_call("submit"),
-    ]
+    if edit == "sed":
+        command = sed_fix(path, base.task.answer["files"][path], old, new)
+        change = format_tool_call("run", command=command)
+    elif edit == "replace":
+        change = format_tool_call("replace_in_file", path=path, old=old, new=new)
+    else:
+        raise ValueError(f"unknown repo demonstration edit {edit!r}: use 'replace' or 'sed'")
+    replies = [change, format_tool_call("submit")]
     if careful:
         replies.insert(0, format_tool_call("read_file", path=path))
     for reply in replies:
@@ -183,6 +194,36 @@ def replacement(fix: str) -> tuple[str, str]:
         return "".join(block)[indent:].removesuffix("\n") if block else ""
 
     return joined(removed), joined(added)
+
+
+def sed_fix(path: str, source: str, old: str, new: str) -> str:
+    """The fix that turns line `old` of file `path` (whose text is `source`) into `new`, as
+    `sed -i 's/OLD/NEW/' */MODULE.py`: OLD is the shortest run of whole words around the change
+    that occurs once in `source` (the line itself at worst), the glob stands for the package.
+    Escaped for sed's basic regular expressions and single-quoted for the shell."""
+    start = 0  # the change is old[start:old_end] -> new[start:new_end]
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - start and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    old_end, new_end = len(old) - tail, len(new) - tail
+    low, high = start, old_end
+    while True:
+        while low > 0 and (old[low - 1].isalnum() or old[low - 1] == "_"):
+            low -= 1
+        while high < len(old) and (old[high].isalnum() or old[high] == "_"):
+            high += 1
+        if old[low:high].strip() and source.count(old[low:high]) == 1:
+            break
+        if (low, high) == (0, len(old)):
+            raise ValueError(f"the line {old!r} occurs more than once in {path}: no sed fix")
+        low, high = max(0, low - 1), min(len(old), high + 1)
+    pattern = re.sub(r"([\\.*\[\]^$/])", r"\\\1", old[low:high])  # BRE specials
+    changed = re.sub(r"([\\&/])", r"\\\1", old[low:start] + new[start:new_end] + old[old_end:high])
+    script = f"s/{pattern}/{changed}/".replace("'", "'\\''")  # inside single quotes
+    module = path.split("/", 1)[1]
+    return f"sed -i '{script}' */{module}"
 
 
 def tool_warm_figures(

@@ -120,7 +120,8 @@ def self_correction(records: Sequence[Any], solved: Sequence[bool]) -> dict[str,
 
 def repo_figures(records: Sequence[Any]) -> dict[str, float]:
     """How a repository episode went about it: the share that ran the tests before submitting,
-    that read a file before patching, and that submitted at all."""
+    that read a file before its first edit (a shell command counts as one: `sed` fixes too),
+    and that submitted at all."""
     tests_first, read_first, submitted = [], [], []
     for record in records:
         names = _tool_names(record)
@@ -136,7 +137,7 @@ def repo_figures(records: Sequence[Any]) -> dict[str, float]:
     )
 
 
-EDITS = ("apply_patch", "write_file", "replace_in_file")
+EDITS = ("apply_patch", "write_file", "replace_in_file", "run")
 
 
 def _tool_names(record: Any) -> list[str]:

@@ -331,17 +331,21 @@ def test_trl_micro_batches_still_take_one_optimizer_step_per_generated_batch(tmp
         trl_baseline.make_trainer(**common, micro_batch=5)
 
 
+FORMS = [(0, "replace"), (1, "replace"), (0, "sed"), (1, "sed")]
+
+
 def test_repo_demos_are_solved_episodes_and_the_figures_tell_careful_from_hasty():
     # The repo task's warm start mixes two scripted fixers; its figures must tell them apart.
     from types import SimpleNamespace
 
     task = suite_tasks.TASKS["repo"]
     env = gym.make(task.env_id, **dict(task.kwargs))
-    try:
-        careful = [suite_demos._repo_script(env, seed, careful=True) for seed in range(2)]
-        hasty = [suite_demos._repo_script(env, seed, careful=False) for seed in range(2)]
+    try:  # both edit forms; the script raises if an episode is not solved
+        careful = [suite_demos._repo_script(env, seed, True, edit) for seed, edit in FORMS]
+        hasty = [suite_demos._repo_script(env, seed, False, edit) for seed, edit in FORMS]
     finally:
         env.close()
+    assert '"sed -i ' in careful[-1][0][careful[-1][1][1]]["content"]
     for messages, replies in careful + hasty:
         assert replies and all(messages[i]["role"] == "assistant" for i in replies)
         assert replies[-1] == len(messages) - 1  # the episode ends on the agent's submit
@@ -354,6 +358,40 @@ def test_repo_demos_are_solved_episodes_and_the_figures_tell_careful_from_hasty(
     assert figures(careful) == [0.0, 1.0, 1.0]
     assert figures(hasty) == [0.0, 0.0, 1.0]
     assert figures([(careful[0][0][:1], [])]) == [0.0, 0.0, 0.0]  # the prompt alone: no tool
+
+
+SOURCE = """def f(a, b):
+    x = a[0] + b.c / 2
+    y = a[0] - 1
+    s = 'it' + "/&" + r'\\d*'
+    return x, y, s
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("x = a[0] + b.c / 2", "x = a[1] + b.c / 2"),  # "0" and "a[0]" occur twice
+        ("x = a[0] + b.c / 2", "x = a[0] + b.c // 2"),  # "/" inside the pattern
+        ("y = a[0] - 1", "y = a[0] + 1"),
+        ("s = 'it' + \"/&\" + r'\\d*'", "s = 'it' + \"/&\" + r'\\d+'"),  # quotes, & and \\
+        ("return x, y, s", "return y, y, s"),
+    ],
+)
+def test_a_sed_fix_run_by_bash_makes_exactly_the_fix(tmp_path, old, new):
+    import subprocess
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text(SOURCE)
+    command = suite_demos.sed_fix("pkg/mod.py", SOURCE, old, new)
+    assert len(command) < len("sed -i '' */mod.py") + 2 * len(old) + 8  # a fragment, not more
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True)
+    assert (tmp_path / "pkg" / "mod.py").read_text() == SOURCE.replace(old, new, 1)
+
+
+def test_a_line_that_occurs_twice_has_no_sed_fix():
+    with pytest.raises(ValueError, match="more than once"):
+        suite_demos.sed_fix("pkg/mod.py", "x = 1\nx = 1\n", "x = 1", "x = 2")
 
 
 # --- what stored results are checked against -----------------------------------------------------
