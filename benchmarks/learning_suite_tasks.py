@@ -5,7 +5,7 @@ is measured on (`TASKS`), and the named experiments that make the tables of docs
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 EVAL_SEED = 1_000_003
@@ -37,6 +37,7 @@ REPO_WARM = {
     "batch": 8,
     "steps": 800,
 }
+
 
 # --- the tasks -----------------------------------------------------------------------------------
 
@@ -107,6 +108,25 @@ def _self_correction(title: str, families: list[str], stop: Mapping[str, Any]) -
         },
         grpo={"turn_credit": True},
     )
+
+
+def _repo(title: str, heldout: Mapping[str, Any], **changes: Any) -> Task:
+    """A Repo-v0 task (`REPO`) held out on `heldout`: 600 training CPU s, evaluated every 300 on
+    100 held-out tasks, the `REPO_WARM` warm start; `changes` replaces any field."""
+    task = Task(
+        title=title,
+        env_id="rlvr/Repo-v0",
+        kwargs=REPO,
+        heldout=heldout,
+        max_new_tokens=256,
+        max_turns=6,
+        eval_episodes=100,
+        threshold=0.1,
+        budget=600.0,
+        eval_every=300.0,
+        warm=REPO_WARM,
+    )
+    return replace(task, **changes)
 
 
 # The two ToolMath tasks differ only in their warm start (and title).
@@ -203,34 +223,15 @@ TASKS: dict[str, Task] = {
             "max_positions": 512,
         },
     ),
-    "repo": Task(
-        title="Repo-v0 level 1, grid domain: inspect before fixing",
-        env_id="rlvr/Repo-v0",
-        kwargs=REPO,
-        heldout={**REPO, "split": "test"},
-        max_new_tokens=256,
-        max_turns=6,
-        eval_episodes=100,
-        threshold=0.1,
-        budget=600.0,
-        eval_every=300.0,
-        warm=REPO_WARM,
-    ),
+    "repo": _repo("Repo-v0 level 1, grid domain: inspect before fixing", {**REPO, "split": "test"}),
     # The same episodes, held out on unseen repositories of the *training* split, whose bugs a
     # demonstration may have fixed: no tiny model fixes a test-split bug, since no
     # demonstration showed its mutation (docs/repo.md). The demonstrations fix with `sed` over
     # `*/MODULE.py`: the replace_in_file ones solved 1 of 100 of these after 1200 steps.
-    "repo-trainsplit": Task(
-        title="Repo-v0 level 1, grid domain: unseen repositories, training split",
-        env_id="rlvr/Repo-v0",
-        kwargs=REPO,
-        heldout=REPO,
-        max_new_tokens=256,
-        max_turns=6,
-        eval_episodes=100,
+    "repo-trainsplit": _repo(
+        "Repo-v0 level 1, grid domain: unseen repositories, training split",
+        REPO,
         threshold=0.05,
-        budget=600.0,
-        eval_every=300.0,
         lr=4e-4,
         # 128 episodes of ~2000 ids at once took TRL past this machine's 24 GiB
         micro_batch=16,
