@@ -201,6 +201,8 @@ def sed_fix(path: str, source: str, old: str, new: str) -> str:
     `sed -i 's/OLD/NEW/' */MODULE.py`: OLD is the shortest run of whole words around the change
     that occurs once in `source` (the line itself at worst), the glob stands for the package.
     Escaped for sed's basic regular expressions and single-quoted for the shell."""
+    if "\n" in old + new:
+        raise ValueError(f"the fix of {path} spans lines: sed's s command edits one line")
     start = 0  # the change is old[start:old_end] -> new[start:new_end]
     while start < min(len(old), len(new)) and old[start] == new[start]:
         start += 1

@@ -392,6 +392,8 @@ def test_a_sed_fix_run_by_bash_makes_exactly_the_fix(tmp_path, old, new):
 def test_a_line_that_occurs_twice_has_no_sed_fix():
     with pytest.raises(ValueError, match="more than once"):
         suite_demos.sed_fix("pkg/mod.py", "x = 1\nx = 1\n", "x = 1", "x = 2")
+    with pytest.raises(ValueError, match="spans lines"):
+        suite_demos.sed_fix("pkg/mod.py", "x = 1\ny = 2\n", "x = 1\ny = 2", "x = 2\ny = 2")
 
 
 # --- what stored results are checked against -----------------------------------------------------
