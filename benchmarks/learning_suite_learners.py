@@ -82,7 +82,9 @@ SCORE_SETTINGS = {
 
 def trl_settings(name: str, task: Task) -> dict[str, Any]:
     """TRL's learning rate and batch geometry: our GRPO's (learning rate `Task.lr`, None: `LR`),
-    or as `trl@lr=X,group=G,prompts=P` says; and the task's micro-batch, if it has one."""
+    or as `trl@lr=X,group=G,prompts=P,temp=T` says (`temp`, the sampling temperature, is
+    recorded only when given: TRL's default is 1, as ours); and the task's micro-batch, if it
+    has one."""
     settings: dict[str, Any] = {
         "lr": LR if task.lr is None else task.lr,
         "group": GRPO_GEOMETRY["group_size"],
@@ -90,9 +92,12 @@ def trl_settings(name: str, task: Task) -> dict[str, Any]:
     }
     for change in filter(None, name.partition("@")[2].split(",")):
         key, _, value = change.partition("=")
-        if key not in settings:
-            raise SystemExit(f"unknown TRL setting {key!r} in {name}: use lr, group, prompts")
-        settings[key] = float(value) if key == "lr" else int(value)
+        if key == "temp":
+            settings["temperature"] = float(value)
+        elif key in settings:
+            settings[key] = float(value) if key == "lr" else int(value)
+        else:
+            raise SystemExit(f"unknown TRL setting {key!r} in {name}: use lr, group, prompts, temp")
     if task.micro_batch is not None:
         settings["micro_batch"] = task.micro_batch
     return settings

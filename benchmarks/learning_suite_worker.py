@@ -274,6 +274,7 @@ def run_trl(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any
         multi_turn=task.max_turns is not None,
         max_turns=task.max_turns,
         micro_batch=settings.get("micro_batch"),
+        temperature=settings.get("temperature", 1.0),
     )
     trainer.train()
     budget.cpu, budget.wall = clock.cpu_seconds, clock.train_seconds

@@ -154,9 +154,12 @@ def make_trainer(
     else:
         extra = {"reward_funcs": [env_reward(env_id, env_kwargs)]}
     batch = prompts_per_step * group_size
-    micro_batch = micro_batch or batch
-    if batch % micro_batch:
-        raise ValueError(f"micro_batch {micro_batch} must divide the batch of {batch} episodes")
+    micro_batch = batch if micro_batch is None else micro_batch
+    if micro_batch < 1 or batch % micro_batch:
+        raise ValueError(
+            f"micro_batch {micro_batch} must be a positive divisor of the batch of {batch} "
+            "episodes (None: the whole batch at once)"
+        )
     config = GRPOConfig(
         output_dir=output_dir,
         learning_rate=lr,

@@ -302,6 +302,14 @@ def test_a_task_micro_batch_reaches_every_learner_and_only_its_own():
     assert "micro_batch" not in suite_learners.trl_settings("trl", other)
 
 
+def test_trl_takes_a_sampling_temperature_and_records_it_only_when_given():
+    task = suite_tasks.TASKS["repo-trainsplit"]
+    assert suite_learners.trl_settings("trl@temp=0.7,lr=1e-4", task)["temperature"] == 0.7
+    assert "temperature" not in suite_learners.trl_settings("trl@lr=1e-4", task)
+    with pytest.raises(SystemExit, match="use lr, group, prompts, temp"):
+        suite_learners.trl_settings("trl@beta=0.1", task)
+
+
 def test_trl_micro_batches_still_take_one_optimizer_step_per_generated_batch(tmp_path):
     pytest.importorskip("trl")
     import trl_baseline
@@ -327,8 +335,10 @@ def test_trl_micro_batches_still_take_one_optimizer_step_per_generated_batch(tmp
     assert (sliced.per_device_train_batch_size, sliced.gradient_accumulation_steps) == (4, 4)
     # one generated batch of 4 prompts x 4 per optimizer step, either way
     assert whole.generation_batch_size == sliced.generation_batch_size == 16
-    with pytest.raises(ValueError, match="must divide"):
-        trl_baseline.make_trainer(**common, micro_batch=5)
+    for wrong in (5, 0, -4):
+        with pytest.raises(ValueError, match="must be a positive divisor"):
+            trl_baseline.make_trainer(**common, micro_batch=wrong)
+    assert trl_baseline.make_trainer(**common, temperature=0.7).args.temperature == 0.7
 
 
 FORMS = [(0, "replace"), (1, "replace"), (0, "sed"), (1, "sed")]
