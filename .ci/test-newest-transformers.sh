@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 torch_pin=$(grep -E '^torch==' .ci/constraints.txt)
-python3 -m venv .venv-newest
+bash .ci/share-torch.sh .venv-newest  # its torch: hard links to .venv's, not a copy
 .venv-newest/bin/python -m pip install -q --upgrade pip
 .venv-newest/bin/python -m pip install -q --upgrade -e '.[agents,dev,ray]' transformers peft "$torch_pin"
 .venv-newest/bin/python -c 'import torch, transformers, peft

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 torch_pin=$(grep -E '^torch==' .ci/constraints.txt)
-python3 -m venv .venv-verl
+bash .ci/share-torch.sh .venv-verl  # its torch: hard links to .venv's, not a copy
 .venv-verl/bin/python -m pip install -q --upgrade pip
 .venv-verl/bin/python -m pip install -q -e '.[verl,dev]' verl==0.9.1 "$torch_pin"
 .venv-verl/bin/python -c 'import torch, transformers, verl

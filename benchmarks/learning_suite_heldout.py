@@ -20,21 +20,20 @@ def measure(
     task: Task, policy: Any, heldout: Mapping[str, list[int]], *, generalisation: bool = False
 ) -> dict[str, Any]:
     """Greedy held-out figures of `policy` on `task`: accuracy with its binomial standard error,
-    and the task's own figures (tool-call rate, first-attempt accuracy, a level up). `heldout`
+    and the task's own figures (tool-call rate, first-attempt accuracy, a level up; with
+    `generalisation`, the level up and the sampled accuracy, `Task.sampled_eval`). `heldout`
     holds the task indexes evaluated (`heldout_tasks`)."""
     from rlvr.agents.policy import SamplingParams
     from rlvr.rollout.episodes import evaluate
 
-    sampling = SamplingParams(temperature=0.0, max_new_tokens=task.max_new_tokens)
-
-    def run(kwargs: Mapping[str, Any], indexes: list[int]) -> Any:
+    def run(kwargs: Mapping[str, Any], indexes: list[int], temperature: float = 0.0) -> Any:
         return evaluate(
             task.env_id,
             policy,
             episodes=len(indexes),
             seed=EVAL_SEED,
             batch_size=min(len(indexes), 500),
-            sampling=sampling,
+            sampling=SamplingParams(temperature=temperature, max_new_tokens=task.max_new_tokens),
             env_kwargs=kwargs,
             reset_options=lambda episode: {"task_index": indexes[episode]},
         )
@@ -52,6 +51,12 @@ def measure(
     if generalisation and task.generalisation is not None:
         harder = run(task.generalisation, heldout["level_up"])
         figures |= rate("level_up", [solved(record) for record in harder.judged])
+    if generalisation and task.sampled_eval is not None:
+        samples, indexes = task.sampled_eval, heldout["heldout"]
+        temperature = 1.0 if task.temperature is None else task.temperature
+        played = run(task.heldout, indexes * samples, temperature)
+        figures |= per_task_rate("sampled_accuracy", played.judged, len(indexes))
+        figures["infra_errors"] += played.infra_errors
     figures["fingerprint"] = _fingerprint(judged)
     return figures
 
@@ -172,6 +177,21 @@ def called_a_tool(record: Any) -> bool:
 
     replies = [m["content"] for m in record.messages if m.get("role") == "assistant"]
     return any(parse_tool_calls(reply).is_tool_turn for reply in replies)
+
+
+def per_task_rate(name: str, played: Sequence[Any], tasks: int) -> dict[str, float]:
+    """The share solved of `played`, episodes over `tasks` tasks in turn (episode i plays task
+    i mod tasks): the mean over tasks of each one's share, its standard error over tasks (the
+    samples of one task are not independent), and the number of episodes."""
+    by_task: dict[int, list[bool]] = {}
+    for record in played:
+        by_task.setdefault(record.episode % tasks, []).append(solved(record))
+    shares = [sum(outcomes) / len(outcomes) for outcomes in by_task.values()]
+    n = len(shares)
+    mean = sum(shares) / n if n else math.nan
+    spread = sum((share - mean) ** 2 for share in shares) / (n - 1) if n > 1 else math.nan
+    se = math.sqrt(spread / n) if n > 1 else math.nan
+    return {name: mean, f"{name}_se": se, f"{name}_n": len(played)}
 
 
 def rate(name: str, outcomes: Sequence[bool]) -> dict[str, float]:

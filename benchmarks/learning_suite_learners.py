@@ -88,8 +88,10 @@ def trl_settings(name: str, task: Task) -> dict[str, Any]:
     settings: dict[str, Any] = {
         "lr": LR if task.lr is None else task.lr,
         "group": GRPO_GEOMETRY["group_size"],
-        "prompts": GRPO_GEOMETRY["prompts_per_step"],
+        "prompts": GRPO_GEOMETRY["prompts_per_step"] if task.prompts is None else task.prompts,
     }
+    if task.temperature is not None:
+        settings["temperature"] = task.temperature
     for change in filter(None, name.partition("@")[2].split(",")):
         key, _, value = change.partition("=")
         if key == "temp":
@@ -105,10 +107,17 @@ def trl_settings(name: str, task: Task) -> dict[str, Any]:
 
 def our_settings(task: Task, learner: str) -> dict[str, Any]:
     """TrainConfig fields of our learner `learner` on `task`: its variant at the task's learning
-    rate, with the task's own GRPO fields (`Task.grpo`) and micro-batch (`Task.micro_batch`)."""
+    rate, with the task's own GRPO fields (`Task.grpo`), micro-batch (`Task.micro_batch`), and
+    temperature and prompts per update (`Task.temperature`, `Task.prompts`) unless the
+    learner's name sets them."""
     import dataclasses
 
+    own = {change.partition("=")[0] for change in learner.partition("@")[2].split(",")}
     settings = learner_settings(learner, task.lr)
+    if task.temperature is not None and "temp" not in own:
+        settings["temperature"] = task.temperature
+    if task.prompts is not None and "prompts" not in own:
+        settings["prompts_per_step"] = task.prompts
     if settings["algo"] == "grpo":
         settings["grpo"] = dataclasses.replace(settings["grpo"], **task.grpo)
     if task.micro_batch is not None:

@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 # --- provenance: what a result was made from ----------------------------------------------------
 
 
-UNSET_UNWRITTEN = ("micro_batch",)
+UNSET_UNWRITTEN = ("micro_batch", "temperature", "prompts", "sampled_eval")
 """Task fields added after results were stored: written only when set, so a stored result of a
 task that does not set one still matches its task."""
 

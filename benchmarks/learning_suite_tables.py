@@ -39,16 +39,18 @@ SELF_CORRECTION_FIGURES = [
     ("fix_rate", "second attempt fixes"),
     ("repeat_rate", "second answer repeats the first"),
 ]
+REPO_FIGURES = [
+    ("read_before_edit", "read the file before editing"),
+    ("submitted", "submitted"),
+]
 FIGURES = {
     "math": [("level_up", "level 3 accuracy")],
     "toolmath": [("tool_call_rate", "tool-call rate")],
     "toolmath-suppressed": [("tool_call_rate", "tool-call rate")],
     "selfcorrect": SELF_CORRECTION_FIGURES,
     "selfcorrect-choice": SELF_CORRECTION_FIGURES,
-    "repo": [
-        ("read_before_edit", "read the file before editing"),
-        ("submitted", "submitted"),
-    ],
+    "repo": REPO_FIGURES,
+    "repo-trainsplit": [("sampled_accuracy", "solved, sampled (4 a task, T 0.7)"), *REPO_FIGURES],
 }
 STATISTIC = (
     "Mean over seeds [95% t-interval], per-seed values beside it; ± is one evaluation's "

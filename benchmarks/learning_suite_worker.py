@@ -130,6 +130,11 @@ def load_baseline(out: Path, name: str) -> dict[str, Any]:
                 f"{path} was measured on another {key.replace('_', ' ')} than {name}'s now: "
                 f"delete it to measure it again"
             )
+    if TASKS[name].sampled_eval is not None and "sampled_accuracy" not in record["figures"]:
+        raise SystemExit(
+            f"{path} has no sampled accuracy, which {name} measures now (`Task.sampled_eval`): "
+            "delete it to measure it again"
+        )
     return record
 
 
@@ -278,7 +283,9 @@ def run_trl(args: argparse.Namespace, task: Task, folder: Path) -> dict[str, Any
     )
     trainer.train()
     budget.cpu, budget.wall = clock.cpu_seconds, clock.train_seconds
-    final = measure(task, HFPolicy(trainer.model, tokenizer), heldout, generalisation=True)
+    final_policy = HFPolicy(trainer.model, tokenizer)
+    final = measure(task, final_policy, heldout, generalisation=True)
+    final_policy.save(folder / "final")  # as our learners' runs keep theirs
     step = trainer.state.global_step
     curve.append({"cpu": budget.cpu, "wall": budget.wall, "step": step, **final})
     (folder / "rewards.json").write_text(json.dumps(clock.rewards))

@@ -303,7 +303,7 @@ def test_a_task_micro_batch_reaches_every_learner_and_only_its_own():
 
 
 def test_trl_takes_a_sampling_temperature_and_records_it_only_when_given():
-    task = suite_tasks.TASKS["repo-trainsplit"]
+    task = suite_tasks.TASKS["math"]
     assert suite_learners.trl_settings("trl@temp=0.7,lr=1e-4", task)["temperature"] == 0.7
     assert "temperature" not in suite_learners.trl_settings("trl@lr=1e-4", task)
     with pytest.raises(SystemExit, match="use lr, group, prompts, temp"):
@@ -473,3 +473,86 @@ def test_a_run_is_its_own_process_and_writes_its_result(tmp_path):
     assert origin["warm_start"] == suite_provenance.warm_start_fingerprint(model)
     assert origin["baseline_repeat_identical"] is True
     assert not suite.spawn(args, "no-such-learner", "math")  # a failed run is reported, not raised
+
+
+# --- sampled held-out figures and the task's sampling settings ------------------------------------
+
+
+def test_a_tasks_temperature_and_prompts_reach_every_learner_unless_it_names_its_own():
+    task = suite_tasks.TASKS["repo-trainsplit"]
+    ours = suite_learners.our_settings(task, "grpo")
+    assert (ours["temperature"], ours["prompts_per_step"]) == (task.temperature, task.prompts)
+    own = suite_learners.our_settings(task, "grpo@temp=1.0,prompts=16")
+    assert (own["temperature"], own["prompts_per_step"]) == (1.0, 16)
+    trl = suite_learners.trl_settings("trl", task)
+    assert (trl["temperature"], trl["prompts"]) == (task.temperature, task.prompts)
+    trl_own = suite_learners.trl_settings("trl@temp=1.0,prompts=16", task)
+    assert (trl_own["temperature"], trl_own["prompts"]) == (1.0, 16)
+    other = suite_tasks.TASKS["math"]  # sets neither: each learner's own geometry, temperature 1
+    plain = suite_learners.our_settings(other, "grpo")
+    assert "temperature" not in plain and plain["prompts_per_step"] == 16
+    assert "temperature" not in suite_learners.trl_settings("trl", other)
+
+
+def test_the_sampled_rate_is_a_mean_over_tasks_with_its_error_over_tasks():
+    from types import SimpleNamespace
+
+    # two tasks, four samples each: episode i plays task i % 2
+    outcomes = [True, False, True, False, True, True, False, False]
+    played = [
+        SimpleNamespace(episode=i, verdict={"status": "correct" if ok else "wrong"})
+        for i, ok in enumerate(outcomes)
+    ]
+    figures = suite_heldout.per_task_rate("sampled_accuracy", played, tasks=2)
+    # task 0 solved 3 of 4, task 1 solved 1 of 4
+    assert figures["sampled_accuracy"] == pytest.approx(0.5)
+    assert figures["sampled_accuracy_se"] == pytest.approx(0.25)
+    assert figures["sampled_accuracy_n"] == 8
+
+
+def sampled_math(monkeypatch, tmp_path):
+    """The math task with two samples a held-out task, a tiny model and two held-out tasks."""
+    from tests.agents.support import tiny_model
+
+    task = dataclasses.replace(suite_tasks.TASKS["math"], sampled_eval=2)
+    monkeypatch.setitem(suite_tasks.TASKS, "math", task)
+    model = tiny_model(tmp_path / "models" / "math")
+    found = tmp_path / "baseline" / "math-tasks.json"
+    found.parent.mkdir()
+    settings = suite_heldout.heldout_settings(task)
+    found.write_text(json.dumps({"heldout": [0, 1], "level_up": [0], "settings": settings}))
+    return task, model
+
+
+def test_a_task_with_sampled_eval_measures_its_sampled_rate_before_and_after_only(
+    monkeypatch, tmp_path
+):
+    pytest.importorskip("torch")
+    from rlvr.agents.hf import HFPolicy
+
+    task, model = sampled_math(monkeypatch, tmp_path)
+    policy = HFPolicy(model)
+    heldout = suite_heldout.heldout_tasks(tmp_path, "math")
+    ends = suite_heldout.measure(task, policy, heldout, generalisation=True)
+    assert ends["sampled_accuracy_n"] == 4 and 0 <= ends["sampled_accuracy"] <= 1
+    assert "sampled_accuracy" not in suite_heldout.measure(task, policy, heldout)
+
+
+def test_a_baseline_without_the_sampled_rate_its_task_asks_for_is_refused(monkeypatch, tmp_path):
+    pytest.importorskip("torch")
+    _, model = sampled_math(monkeypatch, tmp_path)
+    record = {
+        "figures": {"accuracy": 0.5},
+        "repeat_identical": True,
+        "warm_start": suite_provenance.warm_start_fingerprint(model),
+        "heldout": suite_provenance.heldout_fingerprint(
+            suite_heldout.heldout_tasks(tmp_path, "math")
+        ),
+    }
+    path = tmp_path / "baseline" / "math.json"
+    path.write_text(json.dumps(record))
+    with pytest.raises(SystemExit, match="no sampled accuracy"):
+        suite_worker.load_baseline(tmp_path, "math")
+    record["figures"]["sampled_accuracy"] = 0.25
+    path.write_text(json.dumps(record))
+    assert suite_worker.load_baseline(tmp_path, "math")["figures"]["sampled_accuracy"] == 0.25
