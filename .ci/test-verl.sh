@@ -14,3 +14,6 @@ bash .ci/share-torch.sh .venv-verl  # its torch: hard links to .venv's, not a co
 print(f"== verl tests on verl {verl.__version__}, transformers {transformers.__version__}, "
       f"torch {torch.__version__}")'
 .venv-verl/bin/python -m pytest "${@:-tests/integrations/test_verl_reward.py}"
+# under CI the venv goes once its tests pass: it was made for this check only, and a CI
+# machine's disk ran out with all three venvs on it
+if [ "${CI:-}" = true ]; then rm -rf .venv-verl; fi
